@@ -1,0 +1,73 @@
+"""Kernel identities: ranking (property-based) and per-class moments (brute force)."""
+
+import numpy as np
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from sparsefs._kernels.ranking import rank_scores, top_k_mask
+from sparsefs._kernels.stats import class_moments
+
+scores_strategy = arrays(
+    np.float64,
+    st.integers(1, 40),
+    elements=st.one_of(st.floats(-5, 5), st.sampled_from([0.0, 1.0, np.inf, -np.inf])),
+)
+
+
+@given(scores_strategy)
+def test_rank_scores_is_a_consistent_permutation(scores):
+    ranking = rank_scores(scores)
+    p = scores.shape[0]
+    assert sorted(ranking.tolist()) == list(range(1, p + 1))
+    for i in range(p):
+        for j in range(i + 1, p):
+            if scores[i] >= scores[j]:  # equal scores: the lower index ranks first
+                assert ranking[i] < ranking[j]
+            else:
+                assert ranking[i] > ranking[j]
+
+
+@given(scores_strategy, st.integers(0, 40))
+def test_top_k_mask_has_k_best(scores, k):
+    k = min(k, scores.shape[0])
+    mask = top_k_mask(scores, k)
+    assert mask.sum() == k
+    if 0 < k < scores.shape[0]:
+        assert scores[mask].min() >= scores[~mask].max()
+
+
+def test_rank_scores_rejects_nan():
+    import pytest
+
+    with pytest.raises(ValueError, match="NaN"):
+        rank_scores(np.array([1.0, np.nan]))
+
+
+def test_class_moments_brute_force_dense_and_sparse():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 7)) + 10
+    X[rng.random(X.shape) < 0.5] = 0
+    y = rng.integers(0, 3, size=50)
+    for Xin in (X, np.asfortranarray(X), X.astype(np.float32), sp.csr_array(X)):
+        mom = class_moments(Xin, y, 3)
+        Xd = np.asarray(X, dtype=np.float64)
+        for c in range(3):
+            np.testing.assert_allclose(mom.means[c], Xd[y == c].mean(axis=0), rtol=1e-6)
+            assert mom.counts[c] == (y == c).sum()
+        within = sum(((Xd[y == c] - Xd[y == c].mean(0)) ** 2).sum(0) for c in range(3))
+        between = sum((y == c).sum() * (Xd[y == c].mean(0) - Xd.mean(0)) ** 2 for c in range(3))
+        np.testing.assert_allclose(mom.within_ss, within, rtol=1e-5)
+        np.testing.assert_allclose(mom.between_ss, between, rtol=1e-5)
+
+
+def test_class_moments_blocks_match_one_pass(monkeypatch):
+    import sparsefs._kernels.stats as stats
+
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(101, 13)), rng.integers(0, 4, size=101)
+    full = class_moments(X, y, 4)
+    monkeypatch.setattr(stats, "_BLOCK_ELEMENTS", 13 * 7)  # 7-row blocks, ragged last block
+    blocked = class_moments(X, y, 4)
+    np.testing.assert_allclose(blocked.within_ss, full.within_ss, rtol=1e-12)

@@ -1,0 +1,238 @@
+"""The selection contract shared by every sparsefs estimator.
+
+Every estimator that selects features - a plain selector, a classifier that selects while it
+learns, a clusterer that keeps only the features that separate clusters - fits through one
+template (:meth:`_SparseEstimatorBase.fit`) and exposes one result interface:
+
+``scores_``
+    float array of length ``n_features_in_``, **higher = more important**, whatever the method's
+    raw statistic (which is also kept under its own name, e.g. ``fisher_scores_``). Never NaN.
+``ranking_``
+    1 = best; ties broken deterministically by the lower feature index.
+``support_`` / ``get_support()``
+    boolean mask; always the top ``support_.sum()`` features of ``ranking_``.
+``transform(X)``
+    ``X[:, support_]``, with ``get_feature_names_out`` and ``set_output`` from scikit-learn.
+``n_features_to_select``
+    int (a count), float in (0, 1] (a fraction of the features, rounded down, at least 1), or
+    ``None``: the method's own rule (a penalty's nonzeros, a gap statistic, a test). The resolved
+    count is ``n_features_to_select_``.
+
+Subclasses implement ``_fit(X, y)`` and call :meth:`SupportMixin._set_selection` once.
+"""
+
+import warnings
+from numbers import Integral
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from sparsefs._kernels.ranking import rank_scores
+from sparsefs.exceptions import NoFeatureSelectedWarning
+from sparsefs.utils._sklearn_compat import Interval, RealNotInt, _fit_context
+
+__all__ = [
+    "BaseSelectingClassifier",
+    "BaseSelectingClusterer",
+    "BaseSelector",
+    "SupportMixin",
+    "resolve_n_features_to_select",
+]
+
+_FLOAT_DTYPES = [np.float64, np.float32]
+
+N_FEATURES_TO_SELECT_CONSTRAINT = [
+    Interval(Integral, 1, None, closed="left"),
+    Interval(RealNotInt, 0, 1, closed="right"),
+    None,
+]
+
+
+def resolve_n_features_to_select(value: int | float | None, n_features: int) -> int | None:
+    """Turn ``n_features_to_select`` into a count for ``n_features`` features.
+
+    Parameters
+    ----------
+    value : int, float in (0, 1] or None
+        An int is a count and must not exceed ``n_features``; a float is a fraction, rounded down
+        and at least 1; ``None`` is returned unchanged (the method's own rule).
+    n_features : int
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValueError
+        If an int count exceeds ``n_features``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        raise ValueError(
+            f"n_features_to_select={value!r} is a bool; pass an int count, a fraction in (0, 1], "
+            "or None."
+        )
+    if isinstance(value, Integral):
+        if value > n_features:
+            raise ValueError(
+                f"n_features_to_select={value!r} exceeds n_features={n_features}; pass an int "
+                f"<= {n_features}, a fraction in (0, 1], or None."
+            )
+        return int(value)
+    return max(1, int(value * n_features))
+
+
+class SupportMixin(SelectorMixin):
+    """``scores_`` → ``ranking_`` → ``support_``, and scikit-learn's selector interface."""
+
+    def _set_selection(self, scores: np.ndarray, support: np.ndarray | None = None) -> None:
+        """Store the scores and derive ``ranking_`` and ``support_``.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n_features_in_,)
+            Higher = more important; ``+inf``/``-inf`` allowed, NaN is a bug.
+        support : ndarray of bool, optional
+            The method's own selection (used when ``n_features_to_select=None``). It must be the
+            top of the ranking; when omitted the top ``n_features_to_select_`` are kept.
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        name = type(self).__name__
+        if scores.shape != (self.n_features_in_,):
+            raise RuntimeError(f"{name} produced {scores.shape} scores for {self.n_features_in_}.")
+        if np.isnan(scores).any():
+            bad = np.flatnonzero(np.isnan(scores))[:5].tolist()
+            raise RuntimeError(f"{name} produced NaN scores (features {bad}); please report.")
+        ranking = rank_scores(scores)
+        if support is None:
+            if self.n_features_to_select_ is None:
+                raise RuntimeError(f"{name} must give a support when n_features_to_select=None.")
+            support = ranking <= self.n_features_to_select_
+        else:
+            support = np.asarray(support, dtype=bool)
+            if not np.array_equal(support, ranking <= support.sum()):
+                raise RuntimeError(f"{name}'s support is not the top of its ranking (a bug).")
+        if not support.any():
+            warnings.warn(
+                f"{name} selected no feature (n_features_to_select=None rule); transform will "
+                "return an empty array.",
+                NoFeatureSelectedWarning,
+                stacklevel=3,
+            )
+        self.scores_ = scores
+        self.ranking_ = ranking
+        self.support_ = support
+        self.n_features_to_select_ = int(support.sum())
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self, "support_")
+        return self.support_
+
+
+class _SparseEstimatorBase(SupportMixin, BaseEstimator):
+    """Validate once, resolve ``n_features_to_select``, then the private hook ``_fit``."""
+
+    _parameter_constraints: ClassVar[dict] = {
+        "n_features_to_select": N_FEATURES_TO_SELECT_CONSTRAINT,
+    }
+    #: whether ``fit`` needs class labels
+    _supervised: ClassVar[bool] = True
+    #: sparse formats accepted without densifying (``False``: dense only)
+    _accept_sparse: ClassVar[bool | tuple[str, ...]] = False
+    #: the smallest number of classes a supervised method can learn from
+    _min_classes: ClassVar[int] = 2
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, **fit_params: Any):
+        """Fit the estimator and select features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+            Class labels (required by supervised methods, ignored by unsupervised ones).
+        **fit_params : dict
+            Passed to the method's ``_fit``.
+
+        Returns
+        -------
+        self : object
+        """
+        X, y_idx, _ = self._validate_fit_data(X, y)
+        self.n_features_to_select_ = resolve_n_features_to_select(
+            self.n_features_to_select, X.shape[1]
+        )
+        self._fit(X, y_idx, **fit_params)
+        return self
+
+    def _fit(self, X, y_idx, **fit_params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _validate(self, X, y=None, *, reset: bool):
+        """Numeric float X (or an accepted sparse format), finite, at least one feature."""
+        kw = {"reset": reset, "accept_sparse": self._accept_sparse, "dtype": _FLOAT_DTYPES}
+        try:
+            return validate_data(self, X, **kw) if y is None else validate_data(self, X, y, **kw)
+        except ValueError as exc:
+            if "could not convert" in str(exc) or "invalid literal" in str(exc):
+                raise ValueError(
+                    f"{type(self).__name__} needs numeric X; X holds a value that is not a number "
+                    f"({exc})."
+                ) from exc
+            raise
+
+    def _validate_fit_data(self, X, y):
+        if not self._supervised:
+            return self._validate(X, reset=True), None, None
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} is supervised and requires y to be passed, but the "
+                "target y is None."
+            )
+        X, y = self._validate(X, y, reset=True)
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.shape[0] < self._min_classes:
+            raise ValueError(
+                f"{type(self).__name__} needs at least {self._min_classes} classes in y; got "
+                f"{classes.shape[0]} class ({classes.tolist()!r})."
+            )
+        return X, y_idx.astype(np.intp, copy=False), classes
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = bool(self._accept_sparse)
+        tags.target_tags.required = self._supervised
+        return tags
+
+
+class BaseSelector(_SparseEstimatorBase):
+    """Base class of the feature selectors (transformers)."""
+
+
+class BaseSelectingClassifier(ClassifierMixin, _SparseEstimatorBase):
+    """Base class of classifiers that select features while they learn.
+
+    Adds ``classes_``; subclasses implement ``_fit``, ``decision_function`` and ``predict``,
+    computed on the selected features only.
+    """
+
+    def _validate_fit_data(self, X, y):
+        X, y_idx, classes = super()._validate_fit_data(X, y)
+        self.classes_ = classes
+        return X, y_idx, classes
+
+
+class BaseSelectingClusterer(ClusterMixin, _SparseEstimatorBase):
+    """Base class of clusterers that keep only the features that separate the clusters.
+
+    Subclasses set ``labels_`` in ``_fit``; ``fit_predict`` comes from scikit-learn.
+    """
+
+    _supervised = False

@@ -1,0 +1,3 @@
+"""Classifiers that select features while they learn."""
+
+__all__: list[str] = []

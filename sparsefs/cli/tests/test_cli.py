@@ -1,0 +1,125 @@
+"""The command line, end to end through ``main(argv)``."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.io
+
+from sparsefs.cli import main
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+    rng = np.random.default_rng(0)
+    y = np.repeat(["tumour", "normal"], 15)
+    X = rng.normal(size=(30, 12))
+    X[:, 7] += 3 * (y == "tumour")
+    df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(12)])
+    df.insert(3, "diagnosis", y)
+    path = tmp_path / "expr.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_methods_table_and_json(capsys):
+    assert main(["methods"]) == 0
+    assert "FisherScore" in capsys.readouterr().out
+    assert main(["methods", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert any(r["stem"] == "fisher_score" and r["family"] == "selector" for r in rows)
+
+
+def test_select_csv_writes_ranked_features(csv_file, tmp_path, capsys):
+    out = tmp_path / "genes.csv"
+    code = main(["select", str(csv_file), "--target", "diagnosis", "-m", "fisher_score",
+                 "-k", "3", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["feature", "index", "score", "rank", "selected"]
+    assert table.loc[0, "feature"] == "gene7" and table["selected"].sum() == 3
+    assert "kept 3 of 12" in capsys.readouterr().out
+
+
+def test_select_json_fraction_and_param(csv_file, tmp_path):
+    out = tmp_path / "genes.json"
+    assert main(["select", str(csv_file), "-t", "diagnosis", "-m", "FisherScore", "-k", "0.25",
+                 "-p", "fdr=0.1", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert len(rows) == 12 and sum(r["selected"] for r in rows) == 3
+
+
+def test_select_mat_file_has_labels(tmp_path):
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(20, 6)), np.repeat([1, 2], 10)[:, None]
+    scipy.io.savemat(tmp_path / "d.mat", {"X": X, "Y": y})
+    out = tmp_path / "r.tsv"
+    assert main(["select", str(tmp_path / "d.mat"), "-m", "fisher_score", "-k", "2",
+                 "--out", str(out)]) == 0
+    assert pd.read_csv(out, sep="\t").shape == (6, 5)
+
+
+def test_select_refuses_to_overwrite_and_force(csv_file, tmp_path, capsys):
+    out = tmp_path / "genes.csv"
+    out.write_text("precious\n")
+    args = ["select", str(csv_file), "-t", "diagnosis", "-m", "fisher_score", "-k", "2",
+            "--out", str(out)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "exists" in err and "--force" in err and len(err.strip().splitlines()) == 1
+    assert out.read_text() == "precious\n"
+    assert main([*args, "--force"]) == 0
+    assert "feature" in out.read_text()
+    assert not list(tmp_path.glob(".genes.csv.*")), "temporary file left behind"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["-k", "99"], "n_features_to_select=99"),
+        (["-m", "nope"], "unknown method"),
+        (["-p", "alpha=1"], "no parameter alpha"),
+        (["--out-ext"], None),
+    ],
+)
+def test_select_bad_input_is_one_clear_line(csv_file, tmp_path, capsys, extra, message):
+    args = ["select", str(csv_file), "-t", "diagnosis", "-m", "fisher_score",
+            "--out", str(tmp_path / "o.csv")]
+    if extra == ["--out-ext"]:
+        args[-1] = str(tmp_path / "o.xlsx")
+        message = "extension"
+    else:
+        args += extra
+    assert main(args) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sparsefs: error:") and message in err and "\n" not in err
+
+
+def test_select_missing_target_and_missing_file(csv_file, tmp_path, capsys):
+    assert main(["select", str(csv_file), "-m", "fisher_score", "--out",
+                 str(tmp_path / "o.csv")]) == 1
+    assert capsys.readouterr().err.startswith("sparsefs: error:")
+    assert main(["select", str(tmp_path / "absent.csv"), "-t", "y", "-m", "fisher_score",
+                 "--out", str(tmp_path / "o.csv")]) == 1
+    assert "absent.csv" in capsys.readouterr().err
+
+
+def test_usage_error_exits_2():
+    with pytest.raises(SystemExit) as exc:
+        main(["select"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["select", "x.csv", "-m", "fisher_score", "-k", "many", "--out", "o.csv"])
+    assert exc.value.code == 2
+
+
+def test_demo_runs_on_embedded_default(capsys):
+    assert main(["demo", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "FisherScore" in out and "/13" in out and "178 samples x 500 features" in out
+
+
+def test_demo_rejects_bad_k(capsys):
+    assert main(["demo", "-k", "0", "--no-progress"]) == 1
+    assert "-k 0" in capsys.readouterr().err

@@ -1,0 +1,3 @@
+"""Clusterers that keep only the features that separate the clusters."""
+
+__all__: list[str] = []
