@@ -1,6 +1,7 @@
 """Per-class moments of the columns of X, for dense and CSR matrices.
 
-Class sums are one one-hot matrix product ``Y^T X`` (one pass over X, BLAS or sparse GEMM);
+Class sums are one product of the sparse class-indicator matrix with X for dense X, and one
+``bincount`` over the stored values for sparse X (one pass over X either way);
 within-class sums of squares come from a second, row-blocked pass over the residuals
 ``X - M[y]`` for dense X (exact, no cancellation: a feature constant within every class gets
 exactly 0), or from the moment identity ``sum x^2 - sum_c n_c m_c^2`` for sparse X, where
@@ -49,6 +50,26 @@ def one_hot(y_idx: np.ndarray, n_classes: int) -> sp.csr_array:
     )
 
 
+def _sparse_class_sums(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class column sums and total column sums of squares of a CSR/CSC matrix.
+
+    One ``bincount`` over the stored values each: no format conversion, no copy of X.
+    """
+    n, p = X.shape
+    if X.format not in ("csr", "csc"):
+        X = sp.csr_array(X)
+    data = np.asarray(X.data, dtype=np.float64)
+    lengths = np.diff(X.indptr)
+    if X.format == "csr":
+        rows, cols = np.repeat(np.arange(n), lengths), X.indices
+    else:
+        rows, cols = X.indices, np.repeat(np.arange(p), lengths)
+    flat = y_idx[rows].astype(np.int64) * p + cols
+    sums = np.bincount(flat, weights=data, minlength=n_classes * p).reshape(n_classes, p)
+    sq_total = np.bincount(cols, weights=data * data, minlength=p)
+    return sums, sq_total
+
+
 def class_moments(X, y_idx: np.ndarray, n_classes: int) -> ClassMoments:
     """Per-class counts, means and within/between sums of squares of every column.
 
@@ -64,22 +85,19 @@ def class_moments(X, y_idx: np.ndarray, n_classes: int) -> ClassMoments:
     -------
     ClassMoments
     """
-    Y = one_hot(y_idx, n_classes)
     counts = np.bincount(y_idx, minlength=n_classes).astype(np.float64)
     if sp.issparse(X):
-        X = sp.csr_array(X, dtype=np.float64)
-        sums = np.asarray((Y.T @ X).todense())
+        sums, sq_total = _sparse_class_sums(X, y_idx, n_classes)
         means = sums / counts[:, None]
-        sq_total = np.asarray(X.multiply(X).sum(axis=0)).ravel()
         within = sq_total - (counts[:, None] * means**2).sum(axis=0)
         # The identity cancels; what is left at rounding level is exactly zero scatter.
         scale = np.maximum(sq_total, 1e-300)
         within[within <= 1e-12 * scale] = 0.0
     else:
         X = np.asarray(X)
-        sums = Y.T @ X if X.dtype == np.float64 else Y.T @ X.astype(np.float64)
-        sums = np.asarray(sums)
-        means = sums / counts[:, None]
+        Yt = one_hot(y_idx, n_classes).T.tocsr()
+        sums = Yt @ X if X.dtype == np.float64 else Yt @ X.astype(np.float64)
+        means = np.asarray(sums) / counts[:, None]
         within = np.zeros(X.shape[1])
         step = max(1, _BLOCK_ELEMENTS // max(1, X.shape[1]))
         for start in range(0, X.shape[0], step):

@@ -1,0 +1,44 @@
+"""Data sets for sparse feature selection: local loaders, the ASU benchmark sets, generators.
+
+* :class:`Dataset`: the result type of every function here (``X``, ``y``, ``feature_names``,
+  ``support`` = the true relevant features when known, ``name``, ``description``).
+* :func:`load`: read a local ``.mat``, ``.csv``/``.tsv``/``.txt``, ``.parquet``, ``.npz`` or
+  ``.h5ad`` file.
+* :func:`fetch_asu`, :func:`list_asu`, :func:`get_data_home`: the scikit-feature (ASU)
+  benchmark sets, found locally (``SPARSEFS_DATA``) or downloaded, always checksum-verified.
+* ``make_*``: synthetic designs from the papers sparsefs implements, with the true support.
+* :func:`load_default`: the wine data plus noise features, bundled (no download).
+"""
+
+from ._asu import ASU_DATASETS, BASE_URL, ChecksumError, fetch_asu, get_data_home, list_asu
+from ._embedded import load_default
+from ._loaders import SUPPORTED_EXTENSIONS, Dataset, load
+from ._synthetic import (
+    make_kos_rings,
+    make_kos_sine,
+    make_planted_classification,
+    make_sparse_clusters_exp1,
+    make_sparse_clusters_exp2,
+    make_sparse_clusters_exp3,
+    make_sparse_clusters_exp4,
+)
+
+__all__ = [
+    "ASU_DATASETS",
+    "BASE_URL",
+    "SUPPORTED_EXTENSIONS",
+    "ChecksumError",
+    "Dataset",
+    "fetch_asu",
+    "get_data_home",
+    "list_asu",
+    "load",
+    "load_default",
+    "make_kos_rings",
+    "make_kos_sine",
+    "make_planted_classification",
+    "make_sparse_clusters_exp1",
+    "make_sparse_clusters_exp2",
+    "make_sparse_clusters_exp3",
+    "make_sparse_clusters_exp4",
+]
