@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from sparsefs import __version__
+from sparsefs.cli import _harness
 from sparsefs.utils import get_method, list_methods, scores_frame
 
 DEFAULT_DATA = "default"
@@ -87,6 +88,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-noise", type=int, default=487, help="noise features added (default 487)")
     p.add_argument("--seed", type=int, default=0, help="random seed for data and methods")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    _harness.add_parsers(sub)
     return parser
 
 
@@ -226,7 +229,13 @@ def _print_table(header, rows) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-_COMMANDS = {"methods": _cmd_methods, "select": _cmd_select, "demo": _cmd_demo}
+_COMMANDS = {
+    "methods": _cmd_methods,
+    "select": _cmd_select,
+    "demo": _cmd_demo,
+    "compare": _harness.cmd_compare,
+    "reproduce": _harness.cmd_reproduce,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -77,11 +77,26 @@ def clustering_accuracy(labels_true, labels_pred) -> float:
     return float(table[rows, cols].sum() / a.shape[0])
 
 
-def normalized_mutual_info(labels_true, labels_pred) -> float:
-    """Normalised mutual information (arithmetic-mean normalisation, scikit-learn's default).
+def normalized_mutual_info(
+    labels_true, labels_pred, *, average_method: str = "arithmetic"
+) -> float:
+    """Normalised mutual information.
 
     A thin wrapper of :func:`sklearn.metrics.normalized_mutual_info_score`, so that every
     clustering metric of the harness lives in one namespace.
+
+    Parameters
+    ----------
+    labels_true, labels_pred : array-like of shape (n_samples,)
+    average_method : {"arithmetic", "geometric", "min", "max"}, default="arithmetic"
+        The normaliser of I(P; Q): scikit-learn's default is the arithmetic mean of the
+        entropies; the unsupervised feature-selection literature (e.g. UFCM, spec B.9) often
+        uses the geometric mean sqrt(H(P) H(Q)).
     """
     a, b = _check_pair(labels_true, labels_pred)
-    return float(normalized_mutual_info_score(a, b))
+    if average_method not in ("arithmetic", "geometric", "min", "max"):
+        raise ValueError(
+            f"average_method={average_method!r} is not one of 'arithmetic', 'geometric', "
+            "'min', 'max'."
+        )
+    return float(normalized_mutual_info_score(a, b, average_method=average_method))

@@ -56,6 +56,10 @@ def test_accuracy_brute_force():
 def test_nmi_wraps_sklearn():
     a, b = [0, 0, 1, 1, 2], [1, 1, 0, 2, 2]
     assert normalized_mutual_info(a, b) == pytest.approx(normalized_mutual_info_score(a, b))
+    geo = normalized_mutual_info_score(a, b, average_method="geometric")
+    assert normalized_mutual_info(a, b, average_method="geometric") == pytest.approx(geo)
+    with pytest.raises(ValueError, match="average_method="):
+        normalized_mutual_info(a, b, average_method="mean")
 
 
 def test_length_mismatch_is_a_clear_error():

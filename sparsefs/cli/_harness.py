@@ -1,0 +1,345 @@
+"""Sub-commands ``compare`` and ``reproduce``: the evaluation harness from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parsers", "cmd_compare", "cmd_reproduce"]
+
+_RESULT_FILES = ("results.csv", "report.md")
+
+
+def _fail(message: str):
+    from sparsefs.cli._main import CLIError
+
+    raise CLIError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be >= 1 (or -1 for all CPUs)")
+    return value
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``compare`` and ``reproduce`` to the ``sparsefs`` sub-parsers."""
+    p = sub.add_parser(
+        "compare",
+        help="evaluate methods on data sets by cross-validation; write results, report, figures",
+        description="Cross-validated comparison of feature-selection methods: selection on each "
+        "training fold, then (supervised) linear SVM, naive Bayes, 5-NN and a decision tree on "
+        "the top-k features for every k, or (--unsupervised) k-means 20 times. Writes "
+        "results.csv (+ results.meta.json), report.md and PNG figures into --out.",
+    )
+    p.add_argument("data", nargs="+",
+                   help="data file(s) (.mat/.csv/.tsv/.parquet/.npz/.h5ad), 'default' (the "
+                   "embedded data), an ASU name (found via SPARSEFS_DATA) or a make_* generator")
+    p.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
+    p.add_argument("--transpose", action="store_true", help="the files are features x samples")
+    p.add_argument("--methods", "-m", required=True,
+                   help="comma-separated stems (see 'sparsefs methods'); 'all' adds the "
+                   "all-features baseline")
+    p.add_argument("--k", default="1:80",
+                   help="numbers of selected features: '1:80', '1:80:5', '5,10,20' "
+                   "(default 1:80; values above the number of features are dropped)")
+    p.add_argument("--cv", default="5",
+                   help="folds of stratified K-fold CV (default 5), 'split' (random "
+                   "stratified splits, see --train-size, --repeats) or 'none' (unsupervised "
+                   "methods only)")
+    p.add_argument("--repeats", type=_positive_int, default=1,
+                   help="repetitions of the CV scheme (default 1)")
+    p.add_argument("--train-size", type=float, default=2 / 3,
+                   help="training fraction for --cv split (default 2/3)")
+    p.add_argument("--estimators", help="downstream estimators, comma-separated "
+                   "(default svm,nb,knn,tree; kmeans with --unsupervised)")
+    p.add_argument("--metrics", help="metrics, comma-separated (default: all of the protocol)")
+    p.add_argument("--unsupervised", action="store_true",
+                   help="unsupervised protocol: k-means on the selected features, ACC and NMI")
+    p.add_argument("--runs", type=_positive_int, default=20,
+                   help="k-means runs per k with --unsupervised (default 20)")
+    p.add_argument("--no-zscore", action="store_true",
+                   help="do not z-score the features (by default a scaler is fitted on each "
+                   "training fold)")
+    p.add_argument("--smote", action="store_true",
+                   help="oversample minority classes with SMOTE inside each training fold "
+                   "(needs imbalanced-learn)")
+    p.add_argument("--k-max", type=_positive_int, default=None,
+                   help="best-over-k tables consider k <= K_MAX only (e.g. 20, as the papers)")
+    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p.add_argument("--n-jobs", "-j", type=_positive_int, default=1,
+                   help="parallel tasks (default 1; -1 for all CPUs)")
+    p.add_argument("--out", "-o", required=True, help="output directory (created if needed)")
+    p.add_argument("--parquet", action="store_true", help="also write results.parquet")
+    p.add_argument("--force", action="store_true", help="overwrite results in --out")
+    p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    p = sub.add_parser(
+        "reproduce",
+        help="run a paper's reproduction (configs/<stem>.toml) and write its report",
+        description="Run the reproduction of one paper as declared in configs/<STEM>.toml and "
+        "write OUT/<STEM>.md (our numbers beside the paper's, each labelled) with the results "
+        "and figures in OUT/<STEM>/. Real data sets are read from SPARSEFS_DATA.",
+    )
+    p.add_argument("stem", nargs="?", help="the reproduction's stem, or a .toml path")
+    p.add_argument("--list", action="store_true", help="list the available reproductions")
+    p.add_argument("--quick", action="store_true",
+                   help="a reduced run (fewer data sets, k values and folds) for a smoke test")
+    p.add_argument("--out", "-o", default="reproductions",
+                   help="output directory (default ./reproductions; the repository keeps its "
+                   "reports in docs/reproductions)")
+    p.add_argument("--config-dir", help="directory searched first for <stem>.toml")
+    p.add_argument("--n-jobs", "-j", type=_positive_int, default=1, help="parallel tasks")
+    p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _split(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    return items or None
+
+
+def _compare_command(args: argparse.Namespace) -> str:
+    """The ``sparsefs compare`` command line that reproduces this run (for the report)."""
+    parts = ["sparsefs", "compare", *args.data]
+    for flag, value, default in (
+        ("--target", args.target, None), ("--methods", args.methods, None),
+        ("--k", args.k, "1:80"), ("--cv", args.cv, "5"), ("--repeats", args.repeats, 1),
+        ("--train-size", args.train_size, 2 / 3), ("--estimators", args.estimators, None),
+        ("--metrics", args.metrics, None), ("--runs", args.runs, 20),
+        ("--k-max", args.k_max, None), ("--seed", args.seed, 0), ("--n-jobs", args.n_jobs, 1),
+    ):
+        if value is not None and value != default:
+            parts += [flag, str(value)]
+    for flag, on in (("--transpose", args.transpose), ("--unsupervised", args.unsupervised),
+                     ("--no-zscore", args.no_zscore), ("--smote", args.smote)):
+        if on:
+            parts.append(flag)
+    parts += ["--out", args.out]
+    return " ".join(shlex.quote(str(p)) for p in parts)
+
+
+def _figures(results, outdir: Path, prefix: str = "", dpi: int = 110
+             ) -> tuple[list[tuple[str, str]], str | None]:
+    try:
+        from sparsefs.plotting import report_figures
+
+        return report_figures(results, outdir, prefix=prefix, dpi=dpi), None
+    except ImportError as exc:
+        return [], str(exc)
+
+
+def _check_out(out: Path, names: tuple[str, ...], force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out}: exists and is not a directory")
+    clash = [n for n in names if (out / n).exists()]
+    if clash and not force:
+        _fail(f"{out / clash[0]} exists; pass --force to overwrite it")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _setup_logging(quiet: bool) -> None:
+    logger = logging.getLogger("sparsefs.benchmark")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("sparsefs: %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``sparsefs compare``."""
+    from sparsefs.benchmark import (
+        CVSpec,
+        DataSpec,
+        ExperimentSpec,
+        MethodSpec,
+        best_over_k,
+        fit_method,
+        headline,
+        load_dataset,
+        markdown_report,
+        run,
+    )
+    from sparsefs.utils import get_method
+
+    _setup_logging(args.no_progress)
+    protocol = "unsupervised" if args.unsupervised else "supervised"
+    names = _split(args.methods)
+    if not names:
+        _fail("--methods: give at least one stem (see 'sparsefs methods')")
+    methods = [MethodSpec.from_value(m) for m in names]
+    for m in methods:
+        if m.stem:
+            get_method(m.stem)  # an unknown stem fails here, listing the known ones
+    datasets = []
+    for text in args.data:
+        d = DataSpec.from_string(text)
+        if d.path is not None and (args.target or args.transpose):
+            d = DataSpec(path=d.path, target=args.target, transpose=args.transpose)
+        datasets.append(d)
+    cv_text = args.cv.strip().lower()
+    if cv_text == "split":
+        cv = CVSpec(scheme="split", n_repeats=args.repeats, train_size=args.train_size)
+    elif cv_text == "none":
+        cv = CVSpec(scheme="none", n_repeats=args.repeats)
+    else:
+        try:
+            cv = CVSpec(scheme="kfold", n_splits=int(cv_text), n_repeats=args.repeats)
+        except ValueError:
+            _fail(f"--cv {args.cv!r}: give a number of folds (>= 2), 'split' or 'none'")
+    prep = [] if args.no_zscore else ["zscore"]
+    if args.smote:
+        prep.append("smote")
+    spec = ExperimentSpec(
+        name="compare",
+        protocol=protocol,
+        datasets=datasets,
+        methods=methods,
+        k=args.k,
+        cv=cv,
+        estimators=_split(args.estimators),
+        metrics=_split(args.metrics),
+        preprocessing=prep,
+        n_runs=args.runs,
+        seed=args.seed,
+        report={"k_max": args.k_max},
+    )
+    out = Path(args.out)
+    _check_out(out, _RESULT_FILES, args.force)
+    results = run(spec, n_jobs=args.n_jobs, progress=False if args.no_progress else None,
+                  keep_predictions=not args.no_figures and protocol == "supervised")
+    results.save(out / "results.csv")
+    if args.parquet:
+        results.save(out / "results.parquet")
+    figures: list[tuple[str, str]] = []
+    note = None
+    if not args.no_figures:
+        figures, note = _figures(results, out)
+        if note is None:
+            figures += _score_figures(spec, results, out, fit_method, load_dataset)
+    command = _compare_command(args)
+    extra = [f"Figures skipped: {note}\n"] if note else []
+    text = markdown_report(results, title="sparsefs compare", command=command,
+                           figures={"compare": figures}, extra_sections=extra)
+    (out / "report.md").write_text(text, encoding="utf-8")
+
+    metric, estimator, k_max = headline(results)
+    best = best_over_k(results, metric, estimator, k_max=k_max)
+    rows = [(r.dataset, r.method, f"{r.value:.3f}", f"{r.sd:.3f}", int(r.k))
+            for r in best.itertuples()]
+    from sparsefs.cli._main import _print_table
+
+    print(f"Best {metric} over k ({estimator}), mean and sd over folds:")
+    _print_table(("dataset", "method", metric, "sd", "k"), rows)
+    n_fig = len(figures)
+    print(f"\nWrote {out / 'results.csv'}, {out / 'report.md'} and {n_fig} figure(s) to {out}"
+          + (f" ({note})" if note else ""))
+    return 0
+
+
+def _score_figures(spec, results, out: Path, fit_method, load_dataset) -> list[tuple[str, str]]:
+    """One figure per data set: each method's scores on all rows, its best-k support
+    highlighted (and the true support when known)."""
+    from sparsefs.benchmark import best_over_k, headline
+    from sparsefs.plotting import new_figure, plot_feature_scores, save_figure
+    from sparsefs.plotting._figures import _slug
+
+    metric, estimator, k_max = headline(results)
+    try:
+        best = best_over_k(results, metric, estimator, k_max=k_max)
+    except ValueError:
+        return []
+    made = []
+    for dspec in spec.datasets:
+        label = dspec.display
+        rows = best[(best["dataset"] == label)]
+        ranked = [m for m in spec.methods if m.resolved_mode(spec.protocol) != "all"]
+        if rows.empty or not ranked:
+            continue
+        ds = load_dataset(dspec, seed=None)
+        fig, axes = new_figure(7.5, 4.0 * len(ranked), len(ranked), 1)
+        for ax, m in zip(axes[:, 0], ranked):
+            hit = rows[rows["method"] == m.display]
+            k = int(hit["k"].iloc[0]) if len(hit) else None
+            est = fit_method(spec, m.display, ds, k=k if k else None)
+            top = None if ds.n_features <= 60 else 30
+            plot_feature_scores(est, true_support=ds.support, feature_names=ds.feature_names,
+                                top=top, ax=ax)
+            ax.set_title(f"{label} — {m.display}" + (f", k = {k}" if k else "")
+                         + (f" (top {top} shown)" if top else ""))
+        name = f"{_slug(label)}_scores.png"
+        save_figure(fig, out / name)
+        made.append((f"{label}: each method's scores fitted on all rows (for illustration; "
+                     "the tables use held-out rows only), its best-k selection in colour"
+                     + ("; triangles: the truly relevant features" if ds.support is not None
+                        else ""), name))
+    return made
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """``sparsefs reproduce``."""
+    from sparsefs.benchmark import (
+        ReproductionSpec,
+        find_config,
+        list_reproductions,
+        markdown_report,
+        reproduce,
+        run_hooks,
+    )
+    from sparsefs.benchmark._results import utc_now
+
+    _setup_logging(args.no_progress)
+    if args.list or not args.stem:
+        stems = list_reproductions(args.config_dir)
+        if not args.list:
+            _fail("give a reproduction STEM (see 'sparsefs reproduce --list')")
+        for s in stems:
+            print(s)
+        return 0
+    path = find_config(args.stem, args.config_dir)
+    spec = ReproductionSpec.from_toml(path)
+    stem = spec.stem
+    out = Path(args.out)
+    sub = out / stem
+    out.mkdir(parents=True, exist_ok=True)
+    sub.mkdir(parents=True, exist_ok=True)
+    repro = reproduce(spec, quick=args.quick, n_jobs=args.n_jobs,
+                      progress=False if args.no_progress else None,
+                      keep_predictions=not args.no_figures)
+    figures: dict[str, list[tuple[str, str]]] = {}
+    notes = []
+    for res in repro.results:
+        name = res.meta["experiment"]
+        res.save(sub / f"{name}.csv.gz")
+        if not args.no_figures and not res.table.empty:
+            figs, note = _figures(res, sub, prefix=f"{name}_", dpi=90)
+            if note:
+                notes.append(note)
+            figures[name] = [(c, f"{stem}/{f}") for c, f in figs]
+    extra = run_hooks(repro, sub)
+    if notes:
+        extra.append(f"Figures skipped: {notes[0]}\n")
+    command = f"sparsefs reproduce {stem}" + (" --quick" if args.quick else "") + \
+        f" --out {shlex.quote(str(args.out))}"
+    title = f"Reproduction: {spec.title}" + (" (quick run)" if args.quick else "")
+    text = markdown_report(repro.results, title=title, command=command, date=utc_now(),
+                           figures=figures, reproduction=repro.spec, quick=args.quick,
+                           extra_sections=extra)
+    report = out / f"{stem}.md"
+    report.write_text(text, encoding="utf-8")
+    skipped = [s["dataset"] for r in repro.results for s in r.meta.get("skipped", [])]
+    print(f"Wrote {report} (results and figures in {sub})"
+          + (f"; skipped data sets not found locally: {', '.join(skipped)}" if skipped else ""))
+    return 0

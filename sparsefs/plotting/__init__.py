@@ -1,0 +1,29 @@
+"""Figures: metric-vs-k curves, ROC curves, critical-difference diagrams, feature scores,
+gap-statistic and CV-error curves.
+
+matplotlib is imported lazily (``pip install "sparsefs[plot]"``); every ``plot_*`` function
+takes ``ax=None`` and returns the Axes, and none calls ``plt.show()``. Plotting reads results
+and fitted estimators; it never fits or selects anything.
+"""
+
+from sparsefs.plotting._figures import new_figure, report_figures, save_figure
+from sparsefs.plotting._plots import (
+    plot_critical_difference,
+    plot_cv_curve,
+    plot_feature_scores,
+    plot_gap_curve,
+    plot_metric_vs_k,
+    plot_roc_curves,
+)
+
+__all__ = [
+    "new_figure",
+    "plot_critical_difference",
+    "plot_cv_curve",
+    "plot_feature_scores",
+    "plot_gap_curve",
+    "plot_metric_vs_k",
+    "plot_roc_curves",
+    "report_figures",
+    "save_figure",
+]
