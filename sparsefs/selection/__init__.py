@@ -1,5 +1,35 @@
 """Feature selectors: transformers that keep the most important columns of X."""
 
 from sparsefs.selection._fisher_score import FisherScore, fisher_score
+from sparsefs.selection._laplacian_score import LaplacianScore
+from sparsefs.selection._lasso import ElasticNetSelector, LassoSelector
+from sparsefs.selection._ll_l21 import LlL21
+from sparsefs.selection._ls_l21 import LsL21
+from sparsefs.selection._mcfs import MCFS
+from sparsefs.selection._mrmr import MRMR
+from sparsefs.selection._mutual_info import MutualInfo
+from sparsefs.selection._ndfs import NDFS
+from sparsefs.selection._relieff import ReliefF
+from sparsefs.selection._rfs import RFS
+from sparsefs.selection._spec import SPEC
+from sparsefs.selection._udfs import UDFS
+from sparsefs.selection._ufcm import UFCM
 
-__all__ = ["FisherScore", "fisher_score"]
+__all__ = [
+    "MCFS",
+    "MRMR",
+    "NDFS",
+    "RFS",
+    "SPEC",
+    "UDFS",
+    "UFCM",
+    "ElasticNetSelector",
+    "FisherScore",
+    "LaplacianScore",
+    "LassoSelector",
+    "LlL21",
+    "LsL21",
+    "MutualInfo",
+    "ReliefF",
+    "fisher_score",
+]

@@ -36,6 +36,9 @@ class MethodInfo:
         ``"module:Class"``; imported on first use of :attr:`estimator`.
     test_params : tuple of dict
         Small, fast settings under which the common tests instantiate the estimator.
+    demo_params : dict
+        Settings for ``sparsefs demo`` on the embedded default (178 x 500), where the defaults
+        would be slow (e.g. a full tuning grid); empty means the defaults.
     """
 
     stem: str
@@ -46,6 +49,7 @@ class MethodInfo:
     summary: str
     import_path: str
     test_params: tuple[dict[str, Any], ...] = field(default=({},))
+    demo_params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def estimator(self) -> type:
@@ -76,6 +80,263 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="between- over within-class scatter per feature (rank-identical to ANOVA F)",
         import_path="sparsefs.selection:FisherScore",
         test_params=({}, {"n_features_to_select": 2}, {"n_features_to_select": 0.5}),
+    ),
+    MethodInfo(
+        stem="sparse_kmeans",
+        name="L0KMeans",
+        family="clusterer",
+        supervision="unsupervised",
+        reference="Chang, Wang, Li & Xu, Statistica Sinica 28(3), 2018 (arXiv:1403.7890)",
+        summary="l0-k-means: k-means on the top-s features by between-cluster sum of squares; "
+        "s by the gap statistic",
+        import_path="sparsefs.clustering:L0KMeans",
+        test_params=(
+            {"n_clusters": 3, "n_permutations": 2, "n_init": 2, "random_state": 0},
+            {"n_clusters": 3, "n_features_to_select": 2, "n_init": 2, "random_state": 0},
+        ),
+    ),
+    MethodInfo(
+        stem="l1_kmeans",
+        name="SparseKMeans",
+        family="clusterer",
+        supervision="unsupervised",
+        reference="Witten & Tibshirani, JASA 105(490), 2010",
+        summary="l1 sparse k-means: soft-thresholded BCSS feature weights (exact); bound by the "
+        "permutation gap",
+        import_path="sparsefs.clustering:SparseKMeans",
+        test_params=(
+            {
+                "n_clusters": 3,
+                "n_permutations": 2,
+                "n_init": 2,
+                "wbound_grid": (1.2, 1.5, 2.0),
+                "random_state": 0,
+            },
+            {"n_clusters": 3, "wbound": 1.5, "n_init": 2, "random_state": 0},
+        ),
+    ),
+    MethodInfo(
+        stem="penalized_gmm",
+        name="PenalizedGaussianMixture",
+        family="clusterer",
+        supervision="unsupervised",
+        reference="Pan & Shen, JMLR 8, 2007",
+        summary="diagonal Gaussian mixture with l1-penalised means (EM); features with all means "
+        "zero dropped; penalty by BIC",
+        import_path="sparsefs.clustering:PenalizedGaussianMixture",
+        test_params=(
+            {"n_clusters": 3, "n_alphas": 5, "n_init": 2, "max_iter": 30, "random_state": 0},
+            {"n_clusters": 3, "alpha": 0.5, "n_init": 2, "random_state": 0},
+        ),
+    ),
+    MethodInfo(
+        stem="ufcm",
+        name="UFCM",
+        family="selector",
+        supervision="unsupervised",
+        reference="Wang, Nie, Chang, Yao, Li & Sheng, ECML-PKDD 2015 (arXiv:1506.01330)",
+        summary="class-margin projection with k-means pseudo-labels and an l2,p row penalty; "
+        "features by row norms of W (matrix-free Lanczos W-step)",
+        import_path="sparsefs.selection:UFCM",
+        test_params=(
+            {"n_clusters": 3, "n_restarts": 2, "max_iter": 10, "random_state": 0},
+            {"n_clusters": 2, "n_restarts": 1, "max_iter": 10, "beta": 10.0, "p": 0.5,
+             "n_features_to_select": 2, "random_state": 0},
+        ),
+    ),
+    MethodInfo(
+        stem="sparse_centers",
+        name="SparseCenterClassifier",
+        family="classifier",
+        supervision="supervised",
+        reference="Calafiore & Fracastoro, IEEE TNNLS 33(3), 2022 (arXiv:1911.07320)",
+        summary="nearest class mean (l2) or median (l1) with centers differing on exactly k "
+        "features, chosen exactly by the per-feature gain; multiclass row-sparse extension",
+        import_path="sparsefs.classification:SparseCenterClassifier",
+        test_params=(
+            {},
+            {"norm": "l1"},
+            {"n_features_to_select": 2, "objective": "pooled", "standardize": True},
+            {"norm": "l1", "objective": "pooled", "n_jobs": 1},
+        ),
+    ),
+    MethodInfo(
+        stem="sparse_centers_cv",
+        name="SparseCenterClassifierCV",
+        family="classifier",
+        supervision="supervised",
+        reference="Calafiore & Fracastoro, IEEE TNNLS 33(3), 2022 (arXiv:1911.07320)",
+        summary="sparse l1/l2 center classifier with k chosen by stratified CV over a grid "
+        "(one fit per fold: the ranking is nested in k)",
+        import_path="sparsefs.classification:SparseCenterClassifierCV",
+        test_params=({"cv": 3, "random_state": 0}, {"norm": "l1", "cv": 3, "random_state": 0}),
+    ),
+    MethodInfo(
+        stem="laplacian_score",
+        name="LaplacianScore",
+        family="selector",
+        supervision="unsupervised",
+        reference="He, Cai & Niyogi, NIPS 2005",
+        summary="locality preserving power of each feature on the kNN sample graph "
+        "(raw score lower-is-better, kept as laplacian_scores_)",
+        import_path="sparsefs.selection:LaplacianScore",
+        test_params=({}, {"n_features_to_select": 2, "affinity": "binary", "n_neighbors": 3}),
+    ),
+    MethodInfo(
+        stem="spec",
+        name="SPEC",
+        family="selector",
+        supervision="unsupervised",
+        reference="Zhao & Liu, ICML 2007",
+        summary="spectral feature selection: phi1/phi2/phi3 of each normalised feature on the "
+        "normalised graph Laplacian",
+        import_path="sparsefs.selection:SPEC",
+        test_params=(
+            {},
+            {"n_features_to_select": 2, "variant": "phi3", "n_clusters": 2, "n_neighbors": 5},
+        ),
+    ),
+    MethodInfo(
+        stem="mcfs",
+        name="MCFS",
+        family="selector",
+        supervision="unsupervised",
+        reference="Cai, Zhang & He, KDD 2010",
+        summary="multi-cluster feature selection: spectral embedding, LARS per eigenvector, "
+        "score max over k of abs(a_kj)",
+        import_path="sparsefs.selection:MCFS",
+        test_params=({"n_clusters": 2}, {"n_features_to_select": 2, "n_clusters": 2}),
+    ),
+    MethodInfo(
+        stem="udfs",
+        name="UDFS",
+        family="selector",
+        supervision="unsupervised",
+        reference="Yang, Shen, Ma, Huang & Zhou, IJCAI 2011",
+        summary="local discriminative scatter + l2,1 penalty on an orthonormal W, "
+        "re-weighted eigen-iteration (Woodbury/Lanczos when d is large)",
+        import_path="sparsefs.selection:UDFS",
+        test_params=({"n_clusters": 2},),
+    ),
+    MethodInfo(
+        stem="ndfs",
+        name="NDFS",
+        family="selector",
+        supervision="unsupervised",
+        reference="Li, Yang, Liu, Zhou & Lu, AAAI 2012",
+        summary="nonnegative spectral cluster indicators + l2,1-regularised regression "
+        "(n x n Woodbury solves)",
+        import_path="sparsefs.selection:NDFS",
+        test_params=({"n_clusters": 2, "n_init": 1, "max_iter": 100, "random_state": 0},),
+    ),
+    MethodInfo(
+        stem="relieff",
+        name="ReliefF",
+        family="selector",
+        supervision="supervised",
+        reference="Kononenko, ECML 1994; Robnik-Sikonja & Kononenko, Machine Learning 2003",
+        summary="nearest hits vs nearest misses per class (vectorised ReliefF, multiclass "
+        "prior-weighted)",
+        import_path="sparsefs.selection:ReliefF",
+        test_params=(
+            {},
+            {"n_features_to_select": 2, "n_neighbors": 3, "n_instances": 0.5, "random_state": 0},
+        ),
+    ),
+    MethodInfo(
+        stem="mrmr",
+        name="MRMR",
+        family="selector",
+        supervision="supervised",
+        reference="Peng, Long & Ding, IEEE TPAMI 2005; Ding & Peng, JBCB 2005",
+        summary="greedy max relevance, min redundancy (MID/MIQ by discretised or KSG mutual "
+        "information; FCD/FCQ by F statistic and correlation)",
+        import_path="sparsefs.selection:MRMR",
+        test_params=(
+            {"n_features_to_select": 2},
+            {"n_features_to_select": 2, "criterion": "fcq"},
+            {"n_features_to_select": 2, "criterion": "miq", "mi_estimator": "ksg",
+             "random_state": 0},
+        ),
+    ),
+    MethodInfo(
+        stem="mutual_info",
+        name="MutualInfo",
+        family="selector",
+        supervision="supervised",
+        reference="Kraskov, Stogbauer & Grassberger, Phys. Rev. E 2004; Ross, PLoS ONE 2014",
+        summary="nearest-neighbour (KSG) mutual information with the classes, via scikit-learn",
+        import_path="sparsefs.selection:MutualInfo",
+        test_params=({"n_features_to_select": 2, "random_state": 0},),
+    ),
+    MethodInfo(
+        stem="lasso",
+        name="LassoSelector",
+        family="selector",
+        supervision="supervised",
+        reference="Tibshirani, JRSS-B 1996; Friedman, Hastie & Tibshirani, JSS 2010",
+        summary="l1-penalised multinomial logistic regression; penalty chosen on the path to "
+        "keep k features",
+        import_path="sparsefs.selection:LassoSelector",
+        test_params=({"n_features_to_select": 2, "max_iter": 300},),
+    ),
+    MethodInfo(
+        stem="elastic_net",
+        name="ElasticNetSelector",
+        family="selector",
+        supervision="supervised",
+        reference="Zou & Hastie, JRSS-B 2005",
+        summary="elastic-net multinomial logistic regression; penalty chosen on the path to "
+        "keep k features",
+        import_path="sparsefs.selection:ElasticNetSelector",
+        test_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3, "max_iter": 300},),
+    ),
+    MethodInfo(
+        stem="rfs",
+        name="RFS",
+        family="selector",
+        supervision="supervised",
+        reference="Nie, Huang, Cai & Ding, NIPS 2010",
+        summary="l2,1 loss + l2,1 penalty on one-hot classes, reweighting in n x n (dual) form",
+        import_path="sparsefs.selection:RFS",
+        test_params=({}, {"n_features_to_select": 2, "alpha": 0.3, "tol": 1e-3}),
+    ),
+    MethodInfo(
+        stem="ls_l21",
+        name="LsL21",
+        family="selector",
+        supervision="supervised",
+        reference="Obozinski, Taskar & Jordan, Stat. Comput. 2010; Liu, Ji & Ye, UAI 2009",
+        summary="least squares on one-hot classes + l2,1 penalty (accelerated proximal gradient)",
+        import_path="sparsefs.selection:LsL21",
+        test_params=({"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300},),
+    ),
+    MethodInfo(
+        stem="ll_l21",
+        name="LlL21",
+        family="selector",
+        supervision="supervised",
+        reference="Liu, Ji & Ye, UAI 2009",
+        summary="multinomial logistic loss + l2,1 penalty (accelerated proximal gradient)",
+        import_path="sparsefs.selection:LlL21",
+        test_params=({}, {"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300}),
+    ),
+    MethodInfo(
+        stem="sparse_kos",
+        name="SparseKOSClassifier",
+        family="classifier",
+        supervision="supervised",
+        reference="Lapanowski & Gaynanova, AISTATS 2019",
+        summary="kernel optimal scoring with l1-penalised Gaussian-kernel feature weights "
+        "(non-linear, multiclass; sigma2 -> gamma -> lambda tuned as in the paper)",
+        import_path="sparsefs.classification:SparseKOSClassifier",
+        test_params=(
+            {"sigma2": 1.0, "ridge": 0.1, "alpha": 1e-3, "n_alphas": 3, "max_iter": 20},
+            {"sigma2": 1.0, "ridge": 0.1, "alpha": 0.0},
+            {"sigma2": 1.0, "ridge": 0.1, "alpha": 1e-3, "n_alphas": 3, "max_iter": 20,
+             "n_features_to_select": 2},
+        ),
+        demo_params={"sigma2_quantiles": (0.2,), "n_alphas": 5, "cv": 3, "max_iter": 10},
     ),
 )
 

@@ -115,9 +115,11 @@ def test_usage_error_exits_2():
 
 
 def test_demo_runs_on_embedded_default(capsys):
-    assert main(["demo", "--no-progress"]) == 0
+    # the full demo (every registered method) is the README's first command; here two methods
+    assert main(["demo", "--no-progress", "--methods", "fisher_score,lasso"]) == 0
     out = capsys.readouterr().out
-    assert "FisherScore" in out and "/13" in out and "178 samples x 500 features" in out
+    assert "FisherScore" in out and "13/13" in out and "178 samples x 500 features" in out
+    assert "LassoSelector" in out and "z-scored" in out
 
 
 def test_demo_rejects_bad_k(capsys):

@@ -1,0 +1,320 @@
+r"""Nearest-neighbour (KSG) estimates of mutual information for continuous features.
+
+Two estimators, each evaluated for every column of a matrix at once (numba, parallel over
+columns, ``O(n log n)`` per column after one sort):
+
+* continuous feature vs discrete labels (Ross 2014): for sample :math:`i` of class :math:`c`
+  (:math:`N_c` samples), :math:`d_i` is the distance to its :math:`k`-th nearest neighbour among
+  the other samples of class :math:`c`, :math:`m_i` the number of samples (of any class, itself
+  included) closer than :math:`d_i`; then
+
+  .. math::
+
+     \hat I = \psi(N) + \langle\psi(k)\rangle - \langle\psi(N_c)\rangle - \langle\psi(m_i)\rangle;
+
+* continuous vs continuous (Kraskov, Stögbauer & Grassberger 2004, estimator 1): with
+  :math:`\epsilon_i` the max-norm distance to the :math:`k`-th neighbour in the joint space and
+  :math:`n_x(i), n_y(i)` the numbers of other samples closer than :math:`\epsilon_i` in each
+  marginal,
+
+  .. math::
+
+     \hat I = \psi(N) + \psi(k) - \langle\psi(n_x + 1)\rangle - \langle\psi(n_y + 1)\rangle .
+
+For mRMR on continuous data Ding & Peng (2005) instead discretise each feature explicitly into
+three states at :math:`\mu \pm \sigma/2` and use the plug-in (empirical) mutual information of
+the contingency tables: :func:`three_state_codes` and :func:`plugin_mi`.
+
+The two KSG estimates are clipped at 0, samples whose class has a single member are left out
+of the first, and the variables are scaled to unit variance with a tiny jitter to break ties
+first, all exactly as in :func:`sklearn.feature_selection.mutual_info_classif` and
+``mutual_info_regression`` (the test reference; scikit-learn loops over the columns in Python
+with a KD-tree per column, ~2.5 ms each). :class:`~sparsefs.selection.MutualInfo` wraps
+scikit-learn's function itself; :class:`~sparsefs.selection.MRMR` uses these kernels for its
+relevance and redundancy terms.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from scipy.special import digamma
+
+__all__ = [
+    "digamma_table",
+    "ksg_mi_classif",
+    "ksg_mi_pairs",
+    "plugin_mi",
+    "scale_and_jitter",
+    "three_state_codes",
+]
+
+
+def digamma_table(n: int) -> np.ndarray:
+    """``psi(m)`` for ``m = 0..n`` (``psi(0) = -inf`` is never used)."""
+    with np.errstate(divide="ignore"):
+        return digamma(np.arange(n + 1, dtype=np.float64))
+
+
+def scale_and_jitter(X: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    r"""Columns divided by their standard deviation, plus a :math:`10^{-10}`-relative jitter.
+
+    ``X / std + 1e-10 * max(1, mean|X / std|) * noise`` (a column with zero deviation is only
+    jittered), the preprocessing Kraskov et al. advise and scikit-learn applies, so that the
+    nearest-neighbour distances have no ties. ``noise`` is standard normal, drawn by the caller
+    (kernels hold no random state). Returns a new array.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    amax = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    amax = np.where(amax > 0, amax, 1.0)
+    Xs = X / amax  # no overflow for huge values; the result is scale invariant
+    std = Xs.std(axis=0)
+    Xs /= np.where(std > 0, std, 1.0)
+    means = np.maximum(1.0, np.abs(Xs).mean(axis=0))
+    return Xs + 1e-10 * means * noise
+
+
+@numba.njit(cache=True, nogil=True)
+def _mi_cd_column(x, y, n_classes, class_counts, k, psi):  # pragma: no cover - compiled
+    n = x.shape[0]
+    # samples whose class has a single member are left out entirely
+    keep = np.empty(n, dtype=np.bool_)
+    m = 0
+    for i in range(n):
+        keep[i] = class_counts[y[i]] > 1
+        if keep[i]:
+            m += 1
+    if m == 0:
+        return 0.0
+    xv = np.empty(m)
+    yv = np.empty(m, dtype=np.int64)
+    j = 0
+    for i in range(n):
+        if keep[i]:
+            xv[j] = x[i]
+            yv[j] = y[i]
+            j += 1
+    order = np.argsort(xv)
+    xs = xv[order]
+    ys = yv[order]
+    radius = np.empty(m)
+    kk = np.empty(m, dtype=np.int64)
+    # within-class k-th neighbour distance: walk outwards along the sorted class values
+    for c in range(n_classes):
+        nc = class_counts[c]
+        if nc <= 1:
+            continue
+        idx = np.empty(nc, dtype=np.int64)
+        t = 0
+        for p in range(m):
+            if ys[p] == c:
+                idx[t] = p
+                t += 1
+        kc = min(k, nc - 1)
+        for p in range(nc):
+            left = p - 1
+            right = p + 1
+            dist = 0.0
+            for _ in range(kc):
+                dl = xs[idx[p]] - xs[idx[left]] if left >= 0 else np.inf
+                dr = xs[idx[right]] - xs[idx[p]] if right < nc else np.inf
+                if dl <= dr:
+                    dist = dl
+                    left -= 1
+                else:
+                    dist = dr
+                    right += 1
+            radius[idx[p]] = dist
+            kk[idx[p]] = kc
+    total = 0.0
+    for p in range(m):
+        r = np.nextafter(radius[p], 0.0)
+        cnt = 1
+        q = p - 1
+        while q >= 0 and xs[p] - xs[q] <= r:
+            cnt += 1
+            q -= 1
+        q = p + 1
+        while q < m and xs[q] - xs[p] <= r:
+            cnt += 1
+            q += 1
+        total += psi[kk[p]] - psi[class_counts[ys[p]]] - psi[cnt]
+    return max(0.0, psi[m] + total / m)
+
+
+@numba.njit(cache=True, parallel=True)
+def _mi_cd_all(XT, y, n_classes, class_counts, k, psi):  # pragma: no cover - compiled
+    d = XT.shape[0]
+    out = np.empty(d)
+    for j in numba.prange(d):
+        out[j] = _mi_cd_column(XT[j], y, n_classes, class_counts, k, psi)
+    return out
+
+
+def ksg_mi_classif(X: np.ndarray, y_idx: np.ndarray, n_neighbors: int = 3) -> np.ndarray:
+    """Ross's estimate of I(x_j; y) for every column of ``X`` (already scaled and jittered).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y_idx : ndarray of shape (n_samples,)
+        Class indices ``0..K-1``.
+    n_neighbors : int, default=3
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        Estimates in nats, clipped at 0.
+    """
+    y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
+    n_classes = int(y_idx.max()) + 1 if y_idx.size else 0
+    counts = np.bincount(y_idx, minlength=n_classes).astype(np.int64)
+    XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
+    return _mi_cd_all(XT, y_idx, n_classes, counts, int(n_neighbors),
+                      digamma_table(X.shape[0] + 1))
+
+
+@numba.njit(cache=True, nogil=True)
+def _mi_cc_column(x, order, v, v_sorted, v_rank, k, psi):  # pragma: no cover - compiled
+    n = x.shape[0]
+    xs = x[order]
+    vs = v[order]  # v in the x-sorted order
+    best = np.empty(k)
+    eps = np.empty(n)
+    for p in range(n):
+        # k smallest max-norm distances, scanning outwards in x until |dx| >= current k-th
+        nb = 0
+        left = p - 1
+        right = p + 1
+        while True:
+            dl = xs[p] - xs[left] if left >= 0 else np.inf
+            dr = xs[right] - xs[p] if right < n else np.inf
+            dx = min(dl, dr)
+            if dx == np.inf or (nb == k and dx >= best[k - 1]):
+                break
+            if dl <= dr:
+                q = left
+                left -= 1
+            else:
+                q = right
+                right += 1
+            dist = max(dx, abs(vs[q] - vs[p]))
+            if nb < k:
+                pos = nb
+                nb += 1
+            elif dist < best[k - 1]:
+                pos = k - 1
+            else:
+                continue
+            while pos > 0 and best[pos - 1] > dist:
+                best[pos] = best[pos - 1]
+                pos -= 1
+            best[pos] = dist
+        eps[p] = best[k - 1]
+    total = 0.0
+    for p in range(n):
+        r = np.nextafter(eps[p], 0.0)
+        cx = 0
+        q = p - 1
+        while q >= 0 and xs[p] - xs[q] <= r:
+            cx += 1
+            q -= 1
+        q = p + 1
+        while q < n and xs[q] - xs[p] <= r:
+            cx += 1
+            q += 1
+        cy = 0
+        s = v_rank[order[p]]
+        q = s - 1
+        while q >= 0 and v_sorted[s] - v_sorted[q] <= r:
+            cy += 1
+            q -= 1
+        q = s + 1
+        while q < n and v_sorted[q] - v_sorted[s] <= r:
+            cy += 1
+            q += 1
+        total += psi[cx + 1] + psi[cy + 1]
+    return max(0.0, psi[n] + psi[k] - total / n)
+
+
+@numba.njit(cache=True, parallel=True)
+def _mi_cc_all(XT, orders, cols, v, v_sorted, v_rank, k, psi):  # pragma: no cover - compiled
+    out = np.empty(cols.shape[0])
+    for t in numba.prange(cols.shape[0]):
+        out[t] = _mi_cc_column(XT[cols[t]], orders[cols[t]], v, v_sorted, v_rank, k, psi)
+    return out
+
+
+def ksg_mi_pairs(
+    XT: np.ndarray,
+    v: np.ndarray,
+    n_neighbors: int = 3,
+    columns: np.ndarray | None = None,
+    orders: np.ndarray | None = None,
+) -> np.ndarray:
+    """KSG estimate of I(x_j; v) for the rows ``j`` of ``XT`` (features x samples).
+
+    ``XT`` is the transposed, scaled and jittered data (C-contiguous, one feature per row), ``v``
+    a scaled and jittered continuous variable (e.g. one of those rows). ``columns`` restricts the
+    computation to some features (default: all); ``orders`` may hold ``argsort(XT, axis=1)``,
+    computed once when many variables ``v`` are compared with the same features. Returns
+    estimates in nats, clipped at 0.
+    """
+    XT = np.ascontiguousarray(XT, dtype=np.float64)
+    if orders is None:
+        orders = np.argsort(XT, axis=1, kind="stable")
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    n = v.shape[0]
+    if n_neighbors >= n:
+        raise ValueError(f"n_neighbors={n_neighbors} must be smaller than n_samples={n}.")
+    cols = (np.arange(XT.shape[0]) if columns is None else np.asarray(columns)).astype(np.int64)
+    v_order = np.argsort(v, kind="stable")
+    v_rank = np.empty(n, dtype=np.int64)
+    v_rank[v_order] = np.arange(n)
+    return _mi_cc_all(XT, np.ascontiguousarray(orders, dtype=np.int64), cols, v, v[v_order], v_rank,
+                      int(n_neighbors), digamma_table(n + 1))
+
+
+def three_state_codes(X: np.ndarray, width: float = 0.5) -> np.ndarray:
+    r"""Each feature discretised into 3 states: 0 below :math:`\mu - w\sigma`, 2 above
+    :math:`\mu + w\sigma`, 1 in between (Ding & Peng 2005, :math:`w = 1/2`).
+
+    A constant feature is all 1. Overflow-safe (each column is first divided by its largest
+    magnitude). Returns an int8 array of the shape of ``X``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    amax = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    Xs = X / np.where(amax > 0, amax, 1.0)
+    mu = Xs.mean(axis=0)
+    sd = Xs.std(axis=0)
+    return (1 + (Xs > mu + width * sd).astype(np.int8)
+            - (Xs < mu - width * sd).astype(np.int8)).astype(np.int8)
+
+
+def plugin_mi(A: np.ndarray, b: np.ndarray, n_a: int, n_b: int) -> np.ndarray:
+    r"""Empirical mutual information (nats) between each column of ``A`` and ``b``.
+
+    .. math:: \hat I(a; b) = \sum_{u,v} \hat p(u, v) \log \frac{\hat p(u,v)}{\hat p(u)\hat p(v)}
+
+    from the joint counts of every column with ``b`` (one ``bincount`` for all columns).
+
+    Parameters
+    ----------
+    A : ndarray of int, shape (n_samples, n_columns)
+        Codes in ``0..n_a-1``.
+    b : ndarray of int, shape (n_samples,)
+        Codes in ``0..n_b-1``.
+    n_a, n_b : int
+    """
+    A = np.asarray(A)
+    n, m = A.shape
+    if n == 0 or m == 0:
+        return np.zeros(m)
+    flat = (np.arange(m, dtype=np.int64)[None, :] * (n_a * n_b)
+            + A.astype(np.int64) * n_b + np.asarray(b, dtype=np.int64)[:, None])
+    joint = np.bincount(flat.ravel(), minlength=m * n_a * n_b).reshape(m, n_a, n_b) / n
+    pa = joint.sum(axis=2, keepdims=True)
+    pb = joint.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(joint > 0, joint * np.log(joint / (pa * pb)), 0.0)
+    return np.maximum(terms.sum(axis=(1, 2)), 0.0)

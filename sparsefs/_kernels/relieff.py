@@ -1,0 +1,143 @@
+r"""ReliefF feature weights (Kira & Rendell 1992; Kononenko 1994; Robnik-Šikonja & Kononenko 2003).
+
+For every instance :math:`R_i` (all samples, or a subset), take its :math:`k` nearest *hits*
+:math:`H_{i1..k}` (same class) and, for every other class :math:`C`, its :math:`k` nearest
+*misses* :math:`M_{i1..k}(C)`. Feature :math:`A` gets
+
+.. math::
+
+    W_A = \frac1m \sum_{i=1}^m \Big[ -\frac1k \sum_{l=1}^k \mathrm{diff}(A, R_i, H_{il})
+          + \sum_{C \ne \mathrm{class}(R_i)} w_{C \mid R_i}\,
+            \frac1k \sum_{l=1}^k \mathrm{diff}(A, R_i, M_{il}(C)) \Big],
+
+with :math:`\mathrm{diff}(A, I_1, I_2) = |I_1[A] - I_2[A]| / (\max A - \min A)` and the class
+weights :math:`w_{C \mid R} = P(C) / (1 - P(\mathrm{class}(R)))` (Kononenko's multiclass
+ReliefF-F; ``class_weighting="prior"``) or :math:`1/(K-1)` (equal weights,
+``class_weighting="uniform"``, which is what skrebate computes). Neighbours are found with the
+Manhattan distance :math:`\sum_A \mathrm{diff}(A, \cdot, \cdot)`. A class with fewer than
+:math:`k` other members contributes all of them (the mean is over those found); an instance
+alone in its class has no hits.
+
+Vectorised: one block of Manhattan distances per group of instances (``cdist``), a stable
+``argsort`` per class for the neighbours (ties go to the lower sample index), and the weight
+update as one weighted sum of absolute differences over all (instance, neighbour) pairs - a
+compiled loop (numba, parallel over blocks of features) that needs no pairs x features
+temporary (about 3x faster than numpy's gather-and-multiply at 100 x 2000, measured). No
+Python loop over samples or features.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from scipy.spatial.distance import cdist
+
+__all__ = ["range_scale", "relieff_weights"]
+
+_BLOCK_ELEMENTS = 1 << 21  # elements per temporary block (~16 MB of float64)
+_FEATURE_BLOCK = 256
+
+
+@numba.njit(cache=True, parallel=True)
+def _weighted_abs_diff_sum(Xs, pi, pl, pc):  # pragma: no cover - compiled
+    """``sum_t pc[t] * |Xs[pi[t]] - Xs[pl[t]]|`` without a pairs x features temporary."""
+    d = Xs.shape[1]
+    out = np.zeros(d)
+    n_blocks = (d + _FEATURE_BLOCK - 1) // _FEATURE_BLOCK
+    for b in numba.prange(n_blocks):
+        j0 = b * _FEATURE_BLOCK
+        j1 = min(d, j0 + _FEATURE_BLOCK)
+        for t in range(pi.shape[0]):
+            i = pi[t]
+            m = pl[t]
+            c = pc[t]
+            for j in range(j0, j1):
+                out[j] += c * abs(Xs[i, j] - Xs[m, j])
+    return out
+
+
+def range_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Columns mapped to [0, 1] by ``(x - min) / (max - min)``, overflow-safe.
+
+    Returns the scaled copy and the mask of constant columns (scaled to 0).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    amax = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    Xs = X / np.where(amax > 0, amax, 1.0)
+    lo = Xs.min(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    span = (Xs.max(axis=0) if X.shape[0] else np.zeros(X.shape[1])) - lo
+    constant = span == 0
+    Xs = (Xs - lo) / np.where(constant, 1.0, span)
+    Xs[:, constant] = 0.0
+    return Xs, constant
+
+
+def relieff_weights(
+    X: np.ndarray,
+    y_idx: np.ndarray,
+    n_neighbors: int = 10,
+    *,
+    class_weighting: str = "prior",
+    instances: np.ndarray | None = None,
+) -> np.ndarray:
+    """ReliefF weight of every feature.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Numeric features (scaled to [0, 1] here; the caller's array is not modified).
+    y_idx : ndarray of shape (n_samples,)
+        Class indices ``0..K-1``, every class present.
+    n_neighbors : int, default=10
+        :math:`k`, hits and misses per class.
+    class_weighting : {"prior", "uniform"}, default="prior"
+        Weight of the misses of class C: ``P(C) / (1 - P(class(R)))`` or ``1 / (K - 1)``.
+    instances : ndarray of int, optional
+        The instances :math:`R_i` (default: every sample).
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        Weights in [-1, 1]; 0 for a constant feature.
+    """
+    Xs, _ = range_scale(X)
+    n, d = Xs.shape
+    y_idx = np.asarray(y_idx, dtype=np.intp)
+    n_classes = int(y_idx.max()) + 1
+    counts = np.bincount(y_idx, minlength=n_classes)
+    prior = counts / n
+    members = [np.flatnonzero(y_idx == c) for c in range(n_classes)]
+    inst = np.arange(n) if instances is None else np.asarray(instances, dtype=np.intp)
+    m = inst.shape[0]
+    weights = np.zeros(d)
+    if m == 0 or d == 0:
+        return weights
+    step = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    for start in range(0, m, step):
+        rows = inst[start : start + step]
+        D = cdist(Xs[rows], Xs, metric="cityblock")
+        D[np.arange(rows.size), rows] = np.inf  # an instance is not its own neighbour
+        own = y_idx[rows]
+        pairs_i, pairs_l, coef = [], [], []
+        for c in range(n_classes):
+            idx = members[c]
+            n_avail = np.where(own == c, idx.size - 1, idx.size)  # per instance
+            k_max = int(min(n_neighbors, idx.size))
+            if k_max == 0:
+                continue
+            nearest = np.argsort(D[:, idx], axis=1, kind="stable")[:, :k_max]
+            k_use = np.minimum(n_neighbors, n_avail)
+            if class_weighting == "prior":
+                w_c = np.where(own == c, -1.0, prior[c] / (1.0 - prior[own]))
+            else:
+                w_c = np.where(own == c, -1.0, 1.0 / (n_classes - 1))
+            for t in range(k_max):
+                ok = t < k_use
+                pairs_i.append(rows[ok])
+                pairs_l.append(idx[nearest[ok, t]])
+                coef.append(w_c[ok] / k_use[ok])
+        pi = np.concatenate(pairs_i).astype(np.int64)
+        pl = np.concatenate(pairs_l).astype(np.int64)
+        pc = np.concatenate(coef).astype(np.float64)
+        weights += _weighted_abs_diff_sum(Xs, pi, pl, pc)
+    return weights / m

@@ -1,0 +1,948 @@
+r"""Kernels of the sparse l1 and l2 center classifiers (Calafiore & Fracastoro, 2022).
+
+Pure array functions (numpy, scipy, numba; never scikit-learn). Notation of the paper and of
+``specs/sparse-centers.md``: ``C`` classes of sizes :math:`n_c`, class weights :math:`a_c`
+(``1/n_c`` for the paper's class-normalised objective, ``1`` for the pooled one), features ``i``.
+
+Each feature is either *free* (every class has its own center :math:`\theta^c_i`) or *shared*
+(one center :math:`\theta_i` for all classes), and at most ``k`` features are free. The objective
+separates over features, so the optimal free set is the ``k`` features of largest **gain**
+
+.. math::
+
+    g_i = \min_{\theta} \sum_c a_c \sum_{j \in c} \rho(x_{ji} - \theta)
+          - \sum_c \min_{\theta^c} a_c \sum_{j \in c} \rho(x_{ji} - \theta^c) \;\ge 0,
+
+with :math:`\rho(t) = t^2` (l2) or :math:`|t|` (l1): the cost of the shared center minus the cost
+of the free class centers (spec 1.4, 1.7, 1.10). For two classes and ``a_c = 1/n_c``,
+:math:`g = \delta^2/2` with :math:`\delta = \bar x^+ - \bar x^-` (l2) and :math:`g = -e` with the
+paper's gap :math:`e = (d^+ + d^-) - d` (l1, eqs. 17-19).
+
+Kernels
+-------
+:func:`class_sums`, :func:`l2_centers`
+    class means by one product with the (sparse) class-indicator matrix, for dense or
+    CSR/CSC input, then the l2 shared center and gains (closed forms).
+:func:`l1_centers`
+    class medians on column blocks gathered in class order and transposed (each feature's
+    values contiguous), each class run sorted (small classes) or partitioned at its middle
+    (``np.sort`` / ``np.partition``, numpy's SIMD code), on a thread pool; in the same block a
+    compiled (numba) pass per feature finds the weighted median of all samples (the shared
+    center) among the few values between the smallest and largest class median, and the exact
+    l1 gain terms.
+:func:`standard_scale`
+    the per-feature units of the standardised classifier (pooled within-class spread plus
+    its median, as nearest shrunken centroids).
+:func:`weighted_median`, :func:`weighted_median_numpy`
+    the weighted median (midpoint of the minimiser set) of one vector: compiled weighted
+    quickselect, and the sort-based numpy reference.
+:func:`select_top_k`, :func:`rank_fast`
+    the exact selection: the ``k`` largest gains, ties to the lower feature index.
+:func:`center_scores`
+    the decision scores of a set of features (additive over features), dense or sparse.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+try:  # numba is a core dependency; the numpy path keeps the kernels usable without it
+    from numba import njit
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised only where numba is missing
+    HAVE_NUMBA = False
+
+    def njit(*args, **kwargs):
+        """Stand-in for :func:`numba.njit`: the function runs as plain Python."""
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
+
+__all__ = [
+    "HAVE_NUMBA",
+    "CenterStats",
+    "block_width",
+    "center_scores",
+    "class_sums",
+    "default_n_threads",
+    "l1_centers",
+    "l2_centers",
+    "rank_fast",
+    "select_top_k",
+    "standard_scale",
+    "weighted_median",
+    "weighted_median_numpy",
+]
+
+#: Target size of one l1 column block, in elements (2 MiB of float64: stays in L2/L3).
+_BLOCK_ELEMENTS = 1 << 18
+#: Minimum l1 block width in columns (>= 512 contiguous bytes per row read by the gather),
+#: and blocks per thread (load balance).
+_MIN_BLOCK_WIDTH = 63
+_BLOCKS_PER_THREAD = 4
+#: Classes up to this size are sorted (np.sort is faster than np.partition on short lanes).
+_SORT_MAX_CLASS_SIZE = 384
+#: Largest total integer weight for exact weighted-median arithmetic (int64 headroom).
+_MAX_EXACT_WEIGHT = 1 << 53
+#: Elements per chunk in the decision kernels (bounds the temporaries).
+_CHUNK_ELEMENTS = 1 << 21
+
+
+@dataclass(frozen=True)
+class CenterStats:
+    """Everything a sparse center classifier needs, for every feature at once.
+
+    Attributes
+    ----------
+    class_centers : ndarray of shape (n_classes, n_features)
+        The free centers: class means (l2) or class medians (l1, midpoint convention).
+    shared_center : ndarray of shape (n_features,)
+        The shared center: the (weighted) mean of the class means (l2) or the weighted median of
+        all samples (l1, midpoint of the minimiser set).
+    gains : ndarray of shape (n_features,)
+        :math:`g_i \\ge 0`, the decrease of the training objective when feature ``i`` is freed.
+    counts : ndarray of shape (n_classes,)
+        Class sizes.
+    finite : bool
+        Whether the statistics are finite. They are not when X holds NaN or infinity (which
+        propagate into sums over every entry) or when sums overflow; callers check X then.
+    spread : ndarray of shape (n_features,) or None
+        Pooled within-class spread of each feature in the norm's own terms: l1, the mean
+        absolute deviation from the class medians, sum_c sum_{j in c} |x_j - mu^c| / n; l2,
+        the pooled within-class standard deviation, sqrt(within-class sum of squares /
+        (n - C)) (``None`` unless asked for).
+    """
+
+    class_centers: np.ndarray
+    shared_center: np.ndarray
+    gains: np.ndarray
+    counts: np.ndarray
+    finite: bool
+    spread: np.ndarray | None = None
+
+
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _run_blocks(fn, edges: list[tuple[int, int]], n_threads: int) -> None:
+    """``fn(c0, c1)`` for every block, on ``n_threads`` threads of a pool kept per process.
+
+    Starting a pool costs ~0.15 ms, a tenth of an l2 fit at 200 x 20000, so pools are reused
+    (one per thread count, keyed by process id: a forked child makes its own).
+    """
+    if n_threads <= 1 or len(edges) <= 1:
+        for c0, c1 in edges:
+            fn(c0, c1)
+        return
+    key = (os.getpid(), n_threads)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = _POOLS[key] = ThreadPoolExecutor(n_threads, thread_name_prefix="sparsefs")
+    for future in [pool.submit(fn, c0, c1) for c0, c1 in edges]:
+        future.result()
+
+
+def _class_weights(counts: np.ndarray, balanced: bool) -> np.ndarray:
+    """``a_c``: ``1/n_c`` for the class-normalised objective, ``1`` for the pooled one."""
+    return 1.0 / counts if balanced else np.ones(counts.shape[0])
+
+
+# --------------------------------------------------------------------------------------------
+# l2: class means (one product), shared center and gains (closed forms)
+# --------------------------------------------------------------------------------------------
+
+
+@njit(nogil=True, cache=True)
+def _add_rows(acc, row):  # pragma: no cover - compiled
+    for i in range(acc.shape[0]):
+        acc[i] += row[i]
+
+
+@njit(nogil=True, cache=True)
+def _class_sums_block(X, members, bounds, c0, c1, out):  # pragma: no cover - compiled
+    """``out[c, c0:c1] = sum of X[j, c0:c1] over the members j of class c`` (rows of X read
+    as contiguous segments; each class's partial sums stay in cache)."""
+    for c in range(bounds.shape[0] - 1):
+        acc = out[c, c0:c1]
+        acc[:] = 0.0
+        for t in range(bounds[c], bounds[c + 1]):
+            _add_rows(acc, X[members[t], c0:c1])
+
+
+def class_sums(X, y_idx: np.ndarray, n_classes: int, n_threads: int = 1) -> np.ndarray:
+    """Per-class column sums ``Y^T X`` (float64), ``Y`` the n x C class-indicator matrix.
+
+    One pass over X. Dense row-major X (float64 or float32, summed in float64): a compiled
+    loop over column chunks, each adding the rows of a class into that class's partial sums,
+    the chunks spread over ``n_threads`` threads. Other dense layouts and CSR/CSC X (never
+    densified): one product with the sparse indicator matrix (single-threaded). Not a dense
+    BLAS GEMM: for this C-row product OpenBLAS splits the work over threads that wait for each
+    other, and on a shared machine one descheduled thread stalls the others (measured 10-100x
+    slower under load).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+    y_idx : ndarray of shape (n_samples,)
+        Class indices in ``0..n_classes-1``.
+    n_classes : int
+    n_threads : int, default=1
+
+    Returns
+    -------
+    sums : ndarray of shape (n_classes, n_features)
+    """
+    n = y_idx.shape[0]
+    dense = not sp.issparse(X)
+    if dense:
+        X = np.asarray(X)
+    if (
+        dense and HAVE_NUMBA and X.flags.c_contiguous and X.ndim == 2
+        and X.dtype in (np.float64, np.float32)
+    ):
+        p = X.shape[1]
+        counts = np.bincount(y_idx, minlength=n_classes)
+        members = np.argsort(y_idx, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        out = np.empty((n_classes, p))
+        n_threads = max(1, int(n_threads))
+        chunk = min(4096, max(512, -(-p // (_BLOCKS_PER_THREAD * n_threads))))
+        edges = [(c0, min(p, c0 + chunk)) for c0 in range(0, p, chunk)]
+        _run_blocks(
+            lambda c0, c1: _class_sums_block(X, members, bounds, c0, c1, out), edges, n_threads
+        )
+        return out
+    Yt = sp.csr_array((np.ones(n), (y_idx, np.arange(n))), shape=(n_classes, n))
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite X: flagged by the caller
+        out = Yt @ X
+    return np.asarray(out.toarray() if sp.issparse(out) else out, dtype=np.float64)
+
+
+def l2_centers(
+    X,
+    y_idx: np.ndarray,
+    n_classes: int,
+    *,
+    balanced: bool = True,
+    spread: bool = False,
+    n_threads: int = 1,
+) -> CenterStats:
+    r"""Class means, shared center and gains of the sparse l2 center problem.
+
+    Class-normalised objective (``balanced=True``, the paper's problem (8) and its multiclass
+    extension, spec 1.4 and 1.10): :math:`\sum_c \frac{1}{n_c}\sum_{j\in c}\|x_j-\theta^c\|^2`.
+    A shared feature's best center is the unweighted mean of the class means
+    :math:`\bar m_i = \frac1C\sum_c \bar x^c_i` (the midpoint for two classes, eq. 11) and the
+    gain of freeing it is :math:`g_i = \sum_c (\bar x^c_i - \bar m_i)^2` (:math:`\delta_i^2/2`
+    for two classes).
+
+    Pooled objective (``balanced=False``): :math:`\sum_j \|x_j - \theta^{y_j}\|^2`; the shared
+    center is the overall mean :math:`\bar x_i` and the gain the between-class sum of squares
+    :math:`\sum_c n_c (\bar x^c_i - \bar x_i)^2`.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+    y_idx : ndarray of shape (n_samples,)
+        Class indices ``0..n_classes-1``; every class non-empty.
+    n_classes : int
+    balanced : bool, default=True
+    spread : bool, default=False
+        Also compute the pooled within-class standard deviation (a second pass over X:
+        residuals for dense X, the moment identity for sparse X).
+    n_threads : int, default=1
+        Threads for the class sums of dense X.
+
+    Returns
+    -------
+    CenterStats
+    """
+    counts = np.bincount(y_idx, minlength=n_classes).astype(np.float64)
+    means = class_sums(X, y_idx, n_classes, n_threads)
+    means /= counts[:, None]
+    finite = bool(np.isfinite(means).all())
+    weight = np.ones(n_classes) if balanced else counts
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values: gains may be +inf
+        shared = weight @ means / weight.sum()
+        gains = np.zeros(means.shape[1])
+        dev = np.empty(means.shape[1])
+        for c in range(n_classes):  # sum_c w_c (mean_c - shared)^2, no C x p temporary
+            np.subtract(means[c], shared, out=dev)
+            dev *= dev
+            if not balanced:
+                dev *= weight[c]
+            gains += dev
+    sd = _pooled_sd(X, y_idx, means, counts) if spread and finite else None
+    return CenterStats(means, shared, gains, counts, finite, sd)
+
+
+def _pooled_sd(X, y_idx, means, counts) -> np.ndarray:
+    """sqrt(within-class sum of squares / (n - C)); 0 when n == C."""
+    n, p = X.shape
+    dof = n - counts.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sp.issparse(X):
+            Xc = sp.csr_array(X)
+            sq = np.asarray(Xc.multiply(Xc).sum(axis=0), dtype=np.float64).ravel()
+            within = np.maximum(sq - counts @ (means * means), 0.0)
+        else:
+            within = np.zeros(p)
+            step = max(1, _CHUNK_ELEMENTS // max(1, p))
+            for start in range(0, n, step):
+                rows = np.asarray(X[start : start + step], dtype=np.float64)
+                rows = rows - means[y_idx[start : start + step]]
+                within += np.einsum("ij,ij->j", rows, rows)
+    return np.sqrt(within / dof) if dof > 0 else np.zeros(p)
+
+
+def standard_scale(spread: np.ndarray) -> np.ndarray:
+    r"""Per-feature scale :math:`s_i + s_0`, :math:`s_0 = \mathrm{median}(s)` (the offset of nearest
+    shrunken centroids, Tibshirani et al. 2002): features with no within-class spread are not
+    divided by ~0. Scales that are still 0 (most features constant within classes) become 1."""
+    scale = spread + np.median(spread)
+    scale[~(scale > 0)] = 1.0
+    return scale
+
+
+# --------------------------------------------------------------------------------------------
+# l1: class medians (numpy partition) + weighted median and gains (numba), on column blocks
+# --------------------------------------------------------------------------------------------
+
+
+@njit(nogil=True, cache=True)
+def _weighted_select(v, lab, wlab, m, offset, total):  # pragma: no cover - compiled
+    """Lower weighted median of ``v[:m]`` by weighted quickselect (3-way partition).
+
+    ``v[k]`` has weight ``wlab[lab[k]]``; ``offset`` is weight known to lie below every value
+    and ``total`` the total weight. Returns ``(value, weight <= value incl. offset)`` for the
+    smallest value whose cumulative weight reaches half the total: ``2 * cum >= total``.
+    ``v`` and ``lab`` are reordered. Returns ``(nan, 0)`` on an empty range (NaN input).
+    """
+    lo = 0
+    hi = m
+    acc = offset
+    while lo < hi:
+        a = v[lo]
+        b = v[(lo + hi - 1) // 2]
+        d = v[hi - 1]
+        if a > b:
+            a, b = b, a
+        if b > d:
+            b = d
+            if a > b:
+                b = a
+        pivot = b
+        lt = lo
+        i = lo
+        gt = hi
+        w_less = wlab[lab[lo]] * 0
+        w_equal = w_less
+        while i < gt:
+            x = v[i]
+            if x < pivot:
+                w_less += wlab[lab[i]]
+                v[i] = v[lt]
+                v[lt] = x
+                t = lab[i]
+                lab[i] = lab[lt]
+                lab[lt] = t
+                lt += 1
+                i += 1
+            elif x > pivot:
+                gt -= 1
+                v[i] = v[gt]
+                v[gt] = x
+                t = lab[i]
+                lab[i] = lab[gt]
+                lab[gt] = t
+            else:
+                w_equal += wlab[lab[i]]
+                i += 1
+        if 2 * (acc + w_less) >= total:
+            hi = lt
+        elif 2 * (acc + w_less + w_equal) >= total:
+            return pivot, acc + w_less + w_equal
+        else:
+            acc += w_less + w_equal
+            lo = gt
+    return np.nan, acc * 0
+
+
+@njit(nogil=True, cache=True)
+def _midpoint_median(v, lab, wlab, m, offset, total):  # pragma: no cover - compiled
+    """Midpoint of the weighted-median interval of ``v[:m]`` (see :func:`_weighted_select`)."""
+    low, cum = _weighted_select(v, lab, wlab, m, offset, total)
+    if 2 * cum != total:
+        return low
+    # The minimiser set is [low, next value above low]: both ends are data values.
+    up = np.inf
+    for k in range(m):
+        if v[k] > low and v[k] < up:
+            up = v[k]
+    if up == np.inf:
+        return low
+    return (low + up) / 2
+
+
+@njit(nogil=True, cache=True)
+def _gather_transposed(X, order, c0, out):  # pragma: no cover - compiled
+    """``out[i, d] = X[order[d], c0 + i]`` as float64: one column block, samples in class
+    order, transposed (each feature's values contiguous). Tiles of 8 samples: 8 row segments
+    are read while 8-value runs of every output row are written."""
+    w, n = out.shape
+    for d0 in range(0, n, 8):
+        d1 = min(n, d0 + 8)
+        for i in range(w):
+            for d in range(d0, d1):
+                out[i, d] = X[order[d], c0 + i]
+
+
+@njit(nogil=True, cache=True)
+def _abs_dev_sum(col, s, e, m):  # pragma: no cover - compiled
+    """``sum(|col[s:e] - m|)`` with four accumulators (not latency-bound)."""
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    j = s
+    while j + 4 <= e:
+        a0 += abs(col[j] - m)
+        a1 += abs(col[j + 1] - m)
+        a2 += abs(col[j + 2] - m)
+        a3 += abs(col[j + 3] - m)
+        j += 4
+    while j < e:
+        a0 += abs(col[j] - m)
+        j += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@njit(nogil=True, cache=True)
+def _l1_columns_numba(T, bounds, wint, total, sorted_runs, med, mu, dev, corr, iwork, v, lab):
+    """Class medians, shared weighted median, dispersions and gain terms of a block.
+
+    ``T`` (w x n): one row per feature, samples in class order; each class segment
+    ``bounds[c]:bounds[c+1]`` is sorted (``sorted_runs``) or partitioned at its middle index
+    ``n_c // 2`` (larger classes, where ``np.partition`` beats ``np.sort``). Per feature:
+
+    * class median :math:`\\mu^c` (midpoint of the two middle values for even sizes) and raw
+      dispersion ``dev[c]`` :math:`= \\sum_{j \\in c}|x_j - \\mu^c|`;
+    * shared center :math:`\\mu`: every minimiser of :math:`\\sum_j w_j|x_j - \\theta|` lies
+      between the smallest lower and the largest upper class median (outside, every class has
+      more than half of its weight on one side), so only the values in that window are
+      searched, starting from the weight below it: by merging the sorted runs, or by weighted
+      quickselect on the window values (exact integer weights; the midpoint when the
+      cumulative weight hits exactly half);
+    * ``corr[c]`` :math:`= \\sum_{j \\in c}(|x_j - \\mu| - |x_j - \\mu^c|)`, exactly: a value
+      outside the window contributes :math:`\\pm(\\mu - \\mu^c)`, one inside is computed - no
+      cancellation, and 0 when the two centers coincide. The gain is
+      :math:`\\sum_c a_c\\,` ``corr[c]``.
+
+    Work space: ``iwork`` int64 (3, C); ``v`` float64 and ``lab`` int64 of length n.
+    """
+    w = T.shape[0]
+    C = wint.shape[0]
+    start = iwork[0]
+    ptr = iwork[1]
+    stop = iwork[2]
+    for i in range(w):
+        col = T[i]
+        lo = np.inf
+        hi = -np.inf
+        for c in range(C):
+            s = bounds[c]
+            nc = bounds[c + 1] - s
+            upper = col[s + nc // 2]
+            if nc % 2 == 1:
+                lower = upper
+            elif sorted_runs:
+                lower = col[s + nc // 2 - 1]
+            else:
+                lower = col[s]
+                for j in range(s + 1, s + nc // 2):
+                    lower = max(lower, col[j])
+            m = upper if nc % 2 == 1 else (lower + upper) / 2
+            med[c, i] = m
+            lo = min(lo, lower)
+            hi = max(hi, upper)
+            dev[c, i] = _abs_dev_sum(col, s, bounds[c + 1], m)
+        cum = wint[0] * 0
+        if sorted_runs:
+            for c in range(C):  # the window [lo, hi] of each sorted run: binary search
+                s = bounds[c]
+                a = s
+                b = bounds[c + 1]
+                while a < b:
+                    h = (a + b) // 2
+                    if col[h] < lo:
+                        a = h + 1
+                    else:
+                        b = h
+                start[c] = a
+                ptr[c] = a
+                cum += (a - s) * wint[c]
+                b = bounds[c + 1]
+                while a < b:
+                    h = (a + b) // 2
+                    if col[h] <= hi:
+                        a = h + 1
+                    else:
+                        b = h
+                stop[c] = a
+            low = np.nan
+            while True:  # merge the runs upwards until half the weight is reached
+                x = np.inf
+                for c in range(C):
+                    if ptr[c] < stop[c] and col[ptr[c]] < x:
+                        x = col[ptr[c]]
+                if x == np.inf:
+                    break
+                for c in range(C):
+                    while ptr[c] < stop[c] and col[ptr[c]] == x:
+                        cum += wint[c]
+                        ptr[c] += 1
+                if 2 * cum >= total:
+                    low = x
+                    break
+            centre = low
+            if 2 * cum == total:  # the minimisers form [low, next value]: the midpoint
+                up = np.inf
+                for c in range(C):
+                    if ptr[c] < stop[c] and col[ptr[c]] < up:
+                        up = col[ptr[c]]
+                if up < np.inf:
+                    centre = (low + up) / 2
+            for c in range(C):
+                s = bounds[c]
+                m = med[c, i]
+                acc = ((start[c] - s) - (bounds[c + 1] - stop[c])) * (centre - m)
+                for j in range(start[c], stop[c]):
+                    acc += abs(col[j] - centre) - abs(col[j] - m)
+                corr[c, i] = acc
+        else:
+            nv = 0
+            for c in range(C):  # count below / above the window, compact the values inside
+                below = 0
+                above = 0
+                for j in range(bounds[c], bounds[c + 1]):
+                    x = col[j]
+                    below += np.int64(x < lo)
+                    above += np.int64(x > hi)
+                    v[nv] = x
+                    lab[nv] = c
+                    nv += np.int64((x >= lo) & (x <= hi))
+                start[c] = below
+                stop[c] = above
+                cum += below * wint[c]
+            centre = _midpoint_median(v, lab, wint, nv, cum, total)
+            for c in range(C):
+                corr[c, i] = (start[c] - stop[c]) * (centre - med[c, i])
+            for k in range(nv):
+                c = lab[k]
+                corr[c, i] += abs(v[k] - centre) - abs(v[k] - med[c, i])
+        mu[i] = centre
+
+
+def _l1_columns_numpy(T, bounds, wint, total, sorted_runs, med, mu, dev, corr, iwork=None,
+                      v=None, lab=None):
+    """Reference (and numba-free) version of :func:`_l1_columns_numba`: sort-based numpy."""
+    w, n = T.shape
+    C = wint.shape[0]
+    for c in range(C):
+        seg = T[:, bounds[c] : bounds[c + 1]]
+        nc = seg.shape[1]
+        upper = seg[:, nc // 2]
+        lower = upper if nc % 2 else seg[:, : nc // 2].max(axis=1)
+        med[c] = upper if nc % 2 else (lower + upper) / 2
+    row_w = np.repeat(wint, np.diff(bounds))
+    order = np.argsort(T, axis=1, kind="stable")
+    vs = np.take_along_axis(T, order, axis=1)
+    cum = np.cumsum(row_w[order], axis=1)
+    k = np.argmax(2 * cum >= total, axis=1)
+    rows = np.arange(w)
+    low = vs[rows, k]
+    exact = 2 * cum[rows, k] == total
+    up = vs[rows, np.minimum(k + 1, n - 1)]
+    centre = np.where(exact & (k + 1 < n), (low + up) / 2, low)
+    mu[:] = centre
+    with np.errstate(invalid="ignore", over="ignore"):
+        for c in range(C):
+            seg = T[:, bounds[c] : bounds[c + 1]]
+            dev[c] = np.abs(seg - med[c][:, None]).sum(axis=1)
+            corr[c] = (np.abs(seg - centre[:, None]) - np.abs(seg - med[c][:, None])).sum(axis=1)
+
+
+def block_width(n_samples: int, n_features: int, n_threads: int) -> int:
+    """Column-block width of the l1 kernel: about 2 MiB per block, enough blocks per thread.
+
+    At least 63 columns, so that gathering a block in class order reads runs of >= 504
+    contiguous bytes of each sample's row; never a power of two (performance-notes section 2:
+    power-of-two widths alias in the cache). Memory per thread: ``n_samples * width`` floats.
+    """
+    width = max(_MIN_BLOCK_WIDTH, _BLOCK_ELEMENTS // max(1, n_samples))
+    balance = -(-n_features // (_BLOCKS_PER_THREAD * max(1, n_threads)))
+    width = max(1, min(width, balance, n_features))
+    if width % 2 == 0:
+        width = width - 1 if width > 1 else 1
+    return width
+
+
+def _integer_weights(counts: np.ndarray, balanced: bool) -> tuple[np.ndarray, int]:
+    """Integer sample weights per class, proportional to ``a_c``, and their total.
+
+    Balanced: ``L / n_c`` with ``L = lcm(n_c)``, exact when the total fits in 53 bits;
+    otherwise ``round(2**40 / n_c)`` (relative weight error below 1e-12, documented in
+    :func:`l1_centers`). Pooled: 1.
+    """
+    counts_int = [int(c) for c in counts]
+    if not balanced:
+        return np.ones(len(counts_int), dtype=np.int64), int(sum(counts_int))
+    lcm = math.lcm(*counts_int)
+    if lcm * len(counts_int) <= _MAX_EXACT_WEIGHT:
+        wint = np.array([lcm // c for c in counts_int], dtype=np.int64)
+    else:
+        wint = np.array([round(2.0**40 / c) for c in counts_int], dtype=np.int64)
+    return wint, int((wint * np.asarray(counts_int)).sum())
+
+
+def l1_centers(
+    X,
+    y_idx: np.ndarray,
+    n_classes: int,
+    *,
+    balanced: bool = True,
+    n_threads: int = 1,
+    width: int | None = None,
+    engine: str = "auto",
+) -> CenterStats:
+    r"""Class medians, shared weighted median and gains of the sparse l1 center problem.
+
+    Class-normalised objective (``balanced=True``, the paper's problem (10) and spec 1.10):
+    :math:`\sum_c \frac{1}{n_c}\sum_{j\in c}\|x_j-\theta^c\|_1`. Free feature: the class medians
+    :math:`\mu^c_i` with dispersions :math:`d^c_i = \frac{1}{n_c}\sum_{j\in c}|x_{ji}-\mu^c_i|`
+    (eq. 18). Shared feature: the weighted median :math:`\mu_i` of all samples with weights
+    :math:`1/n_{y_j}` and cost :math:`d_i = \sum_j |x_{ji}-\mu_i|/n_{y_j}` (eq. 19). Gain
+    :math:`g_i = d_i - \sum_c d^c_i \ge 0` (the paper's :math:`-e_i` for two classes). Pooled
+    objective (``balanced=False``): unit weights, the plain overall median, no ``1/n_c``.
+
+    Medians follow the midpoint convention (spec 1.6, 1.8.3): when the minimiser set is an
+    interval, its midpoint; for unit weights this is ``np.median``. The weighted-median
+    arithmetic is exact (integer weights ``lcm(n_c)/n_c``) unless that lcm times ``C`` exceeds
+    2**53; then weights are rounded to a relative 1e-12 (only the choice of center inside a
+    near-tied interval can change; the gain is unaffected).
+
+    Algorithm (performance-notes sections 2 and 10): one column block at a time (at least 63
+    columns, ~2 MiB; memory is a few blocks per thread, whatever p), the rows are gathered in
+    class order and transposed by a compiled tiled copy, so each feature's values are
+    contiguous; each class run is sorted (classes of at most 384 samples: numpy's SIMD sort
+    beats partition on short runs) or partitioned at its middle (larger classes). One compiled
+    pass per feature then gives the medians, the dispersions, and the weighted median, found
+    only among the values between the smallest and the largest class median (by merging the
+    sorted runs, or by weighted quickselect), and the exact gain terms. Blocks run on a thread
+    pool (numpy and the compiled code release the GIL). Sparse X is reordered and transposed
+    to CSR once and densified one block at a time (implicit zeros count as values).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+    y_idx : ndarray of shape (n_samples,)
+    n_classes : int
+    balanced : bool, default=True
+    n_threads : int, default=1
+        Threads over column blocks.
+    width : int, optional
+        Column-block width; default :func:`block_width`.
+    engine : {"auto", "numba", "numpy"}, default="auto"
+        ``"numpy"`` uses the sort-based reference for the shared center (slower; it is what
+        runs when numba is not installed).
+
+    Returns
+    -------
+    CenterStats
+    """
+    if engine not in ("auto", "numba", "numpy"):
+        raise ValueError(f"engine={engine!r} is not one of 'auto', 'numba', 'numpy'.")
+    use_numba = engine == "numba" or (engine == "auto" and HAVE_NUMBA)
+    block_kernel = _l1_columns_numba if use_numba else _l1_columns_numpy
+    n, p = X.shape
+    y_idx = np.asarray(y_idx, dtype=np.intp)
+    counts = np.bincount(y_idx, minlength=n_classes)
+    order = np.argsort(y_idx, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    wint, total = _integer_weights(counts, balanced)
+    n_threads = max(1, int(n_threads))
+    width = block_width(n, p, n_threads) if width is None else int(width)
+
+    medians = np.empty((n_classes, p))
+    shared = np.empty(p)
+    dev = np.empty((n_classes, p))
+    corr = np.empty((n_classes, p))
+    dense = not sp.issparse(X)
+    if dense:
+        source = np.asarray(X)
+        compiled_gather = use_numba and source.dtype in (np.float64, np.float32)
+    else:  # features as rows, samples in class order: a block is a slice of rows
+        source = sp.csr_array(sp.csr_array(X)[order].T)
+    # Small classes: np.sort is faster than np.partition and gives sorted runs (window by
+    # binary search); large ones: partition at the middle. Measured on contiguous runs: sort
+    # 1.0-1.2 ns per value up to 256 values, 2.2-2.8 ns from 512; partition 1.1-1.7 ns.
+    sorted_runs = bool(counts.max() <= _SORT_MAX_CLASS_SIZE)
+    local = threading.local()
+
+    def run_block(c0: int, c1: int) -> None:
+        if not hasattr(local, "block"):  # per-thread buffers: no allocation per block
+            local.block = np.empty(n * width)
+            local.iwork = np.empty((3, n_classes), dtype=np.int64)
+            local.v = np.empty(n)
+            local.lab = np.empty(n, dtype=np.int64)
+        w = c1 - c0
+        T = local.block[: n * w].reshape(w, n)
+        if not dense:
+            source[c0:c1].toarray(out=T)
+        elif compiled_gather:
+            _gather_transposed(source, order, c0, T)
+        else:
+            T[...] = source[order, c0:c1].T
+        for c in range(n_classes):
+            seg = T[:, bounds[c] : bounds[c + 1]]
+            if sorted_runs:
+                seg.sort(axis=1)
+            else:
+                seg.partition(seg.shape[1] // 2, axis=1)
+        mu, md = np.empty(w), np.empty((n_classes, w))
+        dv, cr = np.empty((n_classes, w)), np.empty((n_classes, w))
+        block_kernel(
+            T, bounds, wint, total, sorted_runs, md, mu, dv, cr, local.iwork, local.v, local.lab
+        )
+        medians[:, c0:c1] = md
+        shared[c0:c1] = mu
+        dev[:, c0:c1] = dv
+        corr[:, c0:c1] = cr
+
+    edges = [(c0, min(p, c0 + width)) for c0 in range(0, p, width)]
+    _run_blocks(run_block, edges, n_threads)
+
+    a = _class_weights(counts.astype(np.float64), balanced)
+    finite = bool(np.isfinite(dev).all() and np.isfinite(corr).all())
+    with np.errstate(invalid="ignore", over="ignore"):
+        terms = a[:, None] * corr
+        gains = terms.sum(axis=0)
+        # Mathematically g >= 0, and g = 0 exactly when the classes admit a common median; the
+        # per-class terms cancel to rounding level in the tied-interval case: snap that to 0.
+        slack = 8 * np.finfo(np.float64).eps * np.abs(terms).sum(axis=0)
+        gains[gains <= slack] = 0.0
+        spread = dev.sum(axis=0) / n
+    return CenterStats(medians, shared, gains, counts.astype(np.float64), finite, spread)
+
+
+# --------------------------------------------------------------------------------------------
+# Weighted median of one vector (public helpers; the reference the tests compare with)
+# --------------------------------------------------------------------------------------------
+
+
+def _check_weighted(values, weights):
+    v = np.asarray(values, dtype=np.float64).ravel()
+    w = np.asarray(weights).ravel()
+    if v.shape != w.shape or v.size == 0:
+        raise ValueError(
+            f"values and weights must be non-empty and of equal length; got {v.size} and "
+            f"{w.size}."
+        )
+    if not np.issubdtype(w.dtype, np.integer):
+        w = w.astype(np.float64)
+    if not (np.all(w > 0) and np.all(np.isfinite(w))) or not np.all(np.isfinite(v)):
+        raise ValueError("weights must be finite and > 0, and values finite.")
+    return v, w
+
+
+def weighted_median(values, weights) -> float:
+    r"""Weighted median: the midpoint of the minimisers of :math:`\sum_j w_j |v_j - \theta|`.
+
+    The minimisers are the :math:`\theta` with :math:`\sum_{v_j<\theta} w_j \le W/2` and
+    :math:`\sum_{v_j>\theta} w_j \le W/2` (spec 1.6): a data value or the closed interval
+    between two consecutive data values, whose midpoint is returned (for unit weights this is
+    ``np.median``). Compiled weighted quickselect, O(N) expected. With integer weights the
+    comparisons with ``W/2`` are exact; with float weights they are exact float comparisons.
+
+    Parameters
+    ----------
+    values : array-like of shape (N,)
+    weights : array-like of shape (N,)
+        Positive (integer or float).
+
+    Returns
+    -------
+    float
+    """
+    v, w = _check_weighted(values, weights)
+    lab = np.arange(v.size, dtype=np.int64)
+    total = w.sum()
+    if HAVE_NUMBA:
+        return float(_midpoint_median(v.copy(), lab, w, v.size, w.dtype.type(0), total))
+    return weighted_median_numpy(v, w)  # pragma: no cover
+
+
+def weighted_median_numpy(values, weights) -> float:
+    """Sort-based weighted median (midpoint convention): the reference for the compiled one.
+
+    Sort the values, take the first whose cumulative weight reaches half the total (the lower
+    weighted median); when it reaches exactly half, the minimiser set extends to the next value
+    and the midpoint is returned.
+    """
+    v, w = _check_weighted(values, weights)
+    order = np.argsort(v, kind="stable")
+    vs, cum = v[order], np.cumsum(w[order])
+    total = cum[-1]
+    k = int(np.argmax(2 * cum >= total))
+    if 2 * cum[k] == total and k + 1 < vs.size:
+        return float((vs[k] + vs[k + 1]) / 2)
+    return float(vs[k])
+
+
+# --------------------------------------------------------------------------------------------
+# Selection and decision
+# --------------------------------------------------------------------------------------------
+
+
+def rank_fast(scores: np.ndarray) -> np.ndarray:
+    """The ranking of :func:`sparsefs._kernels.ranking.rank_scores`, faster.
+
+    1 = largest score; ties broken by the lower feature index. An unstable (SIMD) argsort
+    gives the same order as the stable one when no two scores are equal, which is checked in
+    O(p); only with ties is the stable sort (5-6x slower at p = 20000) used.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_features,)
+        No NaN.
+
+    Returns
+    -------
+    ranking : ndarray of shape (n_features,), dtype int64
+    """
+    keys = -np.asarray(scores, dtype=np.float64)
+    order = np.argsort(keys)
+    ordered = keys[order]
+    if ordered.size > 1 and np.any(ordered[1:] == ordered[:-1]):
+        order = np.argsort(keys, kind="stable")
+    ranking = np.empty(keys.shape[0], dtype=np.int64)
+    ranking[order] = np.arange(1, keys.shape[0] + 1)
+    return ranking
+
+
+def select_top_k(gains: np.ndarray, k: int) -> np.ndarray:
+    """The exact selection: a boolean mask of the ``k`` largest gains.
+
+    Ties are broken by the lower feature index (spec 1.8.1: sort by score, then by index), the
+    same order as the selection contract's ``ranking_``. Any ``k`` features of largest gain
+    minimise the training objective (spec 1.10: it separates over features); this picks the
+    deterministic one.
+    """
+    return rank_fast(gains) <= k
+
+
+def center_scores(
+    X,
+    features: np.ndarray,
+    class_centers: np.ndarray,
+    shared_center: np.ndarray,
+    norm: str,
+    scale: np.ndarray | None = None,
+) -> np.ndarray:
+    r"""Decision scores of the classes from a set of features (additive over features).
+
+    For ``D = features`` and class centers :math:`\theta^c` (shared center :math:`r`):
+
+    * l2: :math:`s_c(x) = \sum_{i\in D}\left[(x_i - r_i)^2 - (x_i - \theta^c_i)^2\right]
+      = \sum_{i\in D} \left[2 (x_i - r_i) u^c_i - (u^c_i)^2\right]`, :math:`u^c = \theta^c - r`
+      (minus the squared distance to the class center, plus a term equal for all classes;
+      computed in the stable centered form, linear in ``x``);
+    * l1: :math:`s_c(x) = -\sum_{i\in D} |x_i - \theta^c_i|`.
+
+    The predicted class is the argmax (spec 1.10: shared features cancel and are skipped);
+    for two classes :math:`s_1 - s_0` is the paper's :math:`\Delta(x)` (eqs. 3, 11): for l2,
+    :math:`2\sum_{i\in D}\delta_i(x_i - \tilde x_i)`. Scores of disjoint feature sets add up,
+    so prefixes of a ranking are evaluated incrementally (cross-validation over ``k``).
+    Sparse ``X`` is never densified beyond one row chunk of the selected columns.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+    features : ndarray of int
+    class_centers : ndarray of shape (n_classes, n_features)
+    shared_center : ndarray of shape (n_features,)
+    norm : {"l2", "l1"}
+    scale : ndarray of shape (n_features,), optional
+        Distances in units of ``scale`` (each feature's term divided by ``scale**2`` for l2,
+        ``scale`` for l1): the standardised classifier.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_classes)
+    """
+    features = np.asarray(features, dtype=np.intp)
+    n = X.shape[0]
+    C = class_centers.shape[0]
+    scores = np.zeros((n, C))
+    if features.size == 0:
+        return scores
+    theta = class_centers[:, features]  # C x k
+    ref = shared_center[features]
+    inv = None if scale is None else 1.0 / np.asarray(scale, dtype=np.float64)[features]
+    if norm == "l2":
+        U = theta - ref  # C x k
+        const = np.einsum("ck,ck->c", U, U) if inv is None else np.einsum("ck,ck,k->c", U, U,
+                                                                           inv * inv)
+        if inv is not None:
+            U = U * (inv * inv)  # the linear term: 2 (x - r) . u / scale^2
+        if sp.issparse(X):
+            Xd = sp.csr_array(X)[:, features]
+            scores += 2.0 * (np.asarray(Xd @ U.T) - ref @ U.T) - const
+            return scores
+        step = max(1, _CHUNK_ELEMENTS // features.size)
+        for s in range(0, n, step):
+            Z = np.asarray(X[s : s + step][:, features], dtype=np.float64) - ref
+            scores[s : s + step] = 2.0 * (Z @ U.T) - const
+        return scores
+    if norm != "l1":
+        raise ValueError(f"norm={norm!r} is not one of 'l1', 'l2'.")
+    if sp.issparse(X):
+        Xd = sp.csr_array(X)[:, features]
+        Xd.sum_duplicates()
+        rows = np.repeat(np.arange(n), np.diff(Xd.indptr))
+        vals, cols = np.asarray(Xd.data, dtype=np.float64), Xd.indices
+        w = np.ones(features.size) if inv is None else inv
+        base = (np.abs(theta) * w).sum(axis=1)
+        for c in range(C):
+            t = theta[c, cols]
+            delta = (np.abs(vals - t) - np.abs(t)) * w[cols]
+            scores[:, c] = -(base[c] + np.bincount(rows, weights=delta, minlength=n))
+        return scores
+    step = max(1, _CHUNK_ELEMENTS // features.size)
+    for s in range(0, n, step):
+        Z = np.asarray(X[s : s + step][:, features], dtype=np.float64)
+        for c in range(C):
+            D = np.abs(Z - theta[c])
+            scores[s : s + step, c] = -(D.sum(axis=1) if inv is None else D @ inv)
+    return scores
+
+
+def default_n_threads() -> int:
+    """CPUs this process may use (``os.sched_getaffinity`` where available)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)

@@ -1,0 +1,448 @@
+"""UFCM kernel identities (specs/ufcm.md B.11), each against an independent reference.
+
+References used: explicit per-sample / per-cluster loops and explicit n x n indicator matrices
+for the closed forms (centroids, k-means cost, scatter matrices); central finite differences for
+the gradient of the l2,p penalty; ``numpy.linalg.eigh`` of matrices formed here from the scatter
+definitions for the W-step (Ky Fan); brute-force minima over fixed candidate sets for the restart
+rule; and the re-weighting inequality (concavity of t -> (t + eps)^(p/2)) checked directly.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import pdist
+
+from sparsefs._kernels import ufcm as K
+
+# ------------------------------------------------------------------------------------------
+# Independent references (written from the definitions, not from the kernel)
+# ------------------------------------------------------------------------------------------
+
+
+def _indicator(labels, k):
+    U = np.zeros((labels.shape[0], k))
+    U[np.arange(labels.shape[0]), labels] = 1.0
+    return U
+
+
+def _scatters(X, labels):
+    """S_t and S_w by explicit sums of outer products over the samples."""
+    d = X.shape[1]
+    mean = X.mean(axis=0)
+    St = np.zeros((d, d))
+    Sw = np.zeros((d, d))
+    for i, x in enumerate(X):
+        St += np.outer(x - mean, x - mean)
+        m = X[labels == labels[i]].mean(axis=0)
+        Sw += np.outer(x - m, x - m)
+    return St, Sw
+
+
+def _reference_objective(X, W, labels, alpha, beta, p):
+    """Eq. 6 from the scatter definitions: Tr(W'StW) - alpha Tr(W'SwW) - beta sum ||w^i||^p."""
+    St, Sw = _scatters(X, labels)
+    pen = sum(np.linalg.norm(row) ** p for row in W)
+    return np.trace(W.T @ St @ W) - alpha * np.trace(W.T @ Sw @ W) - beta * pen
+
+
+def _top_eigvecs(A, k):
+    vals, vecs = np.linalg.eigh(0.5 * (A + A.T))
+    return vals[::-1][:k], vecs[:, ::-1][:, :k]
+
+
+def _projector(W):
+    return W @ W.T
+
+
+def _lloyd_proposer(n_clusters, r, seed):
+    """r fresh numpy Lloyd runs (random samples as initial centres), seeded once."""
+    rng = np.random.default_rng(seed)
+
+    def propose(Y, previous):
+        out = []
+        for _ in range(r):
+            centres = Y[rng.choice(Y.shape[0], n_clusters, replace=False)]
+            labels = np.zeros(Y.shape[0], dtype=np.intp)
+            for _ in range(50):
+                dist = ((Y[:, None, :] - centres[None]) ** 2).sum(-1)
+                new = dist.argmin(1)
+                if np.array_equal(new, labels):
+                    break
+                labels = new
+                for k in range(n_clusters):
+                    if np.any(labels == k):
+                        centres[k] = Y[labels == k].mean(0)
+            out.append(labels)
+        return out
+
+    return propose
+
+
+def _data(n=40, d=12, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0, size=d)
+    X[:, :3] += 2.0 * rng.normal(size=(k, 3))[y]
+    return X, y
+
+
+# ------------------------------------------------------------------------------------------
+# Closed forms (B.11 i, ii)
+# ------------------------------------------------------------------------------------------
+
+
+def test_cluster_means_are_the_closed_form_centroids():
+    """G = W'XU(U'U)^-1 (eq. 10) equals the per-cluster means by loops; empty clusters are 0."""
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(17, 4))
+    labels = rng.integers(0, 3, 17)
+    labels[labels == 1] = 4  # clusters 1 and 3 empty
+    G, counts = K.cluster_means(Y, labels, 5)
+    for k in range(5):
+        members = Y[labels == k]
+        assert counts[k] == len(members)
+        expected = members.mean(0) if len(members) else np.zeros(4)
+        np.testing.assert_allclose(G[k], expected, rtol=1e-13, atol=1e-15)
+    nonempty = counts > 0
+    U = _indicator(labels, 5)[:, nonempty]
+    np.testing.assert_allclose(G[nonempty], np.linalg.solve(U.T @ U, U.T @ Y), rtol=1e-12)
+
+
+def test_kmeans_cost_equals_the_trace_form():
+    """||Y - UG||^2 (loops) = Tr(W'X'L_U XW) with the explicit L_U = I - U(U'U)^-1U' (eq. 11)."""
+    X, _ = _data(seed=2)
+    rng = np.random.default_rng(2)
+    W = np.linalg.qr(rng.normal(size=(X.shape[1], 3)))[0]
+    labels = rng.integers(0, 4, X.shape[0])
+    Y = X @ W
+    brute = sum(np.sum((Y[i] - Y[labels == labels[i]].mean(0)) ** 2) for i in range(len(Y)))
+    U = _indicator(labels, 4)
+    L = np.eye(len(Y)) - U @ np.linalg.solve(U.T @ U, U.T)
+    np.testing.assert_allclose(L @ L, L, atol=1e-12)  # idempotent
+    trace = np.trace(W.T @ X.T @ L @ X @ W)
+    assert K.kmeans_cost(Y, labels) == pytest.approx(brute, rel=1e-12)
+    assert K.kmeans_cost(Y, labels) == pytest.approx(trace, rel=1e-10)
+
+
+# ------------------------------------------------------------------------------------------
+# The l2,p re-weighting (eq. 7)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("p", [0.25, 0.5, 1.0, 1.5, 2.0])
+def test_reweight_gives_the_gradient_and_the_trace_identity(p):
+    """With eps = 0: 2DW is the gradient of sum ||w^i||^p (central differences) and
+    Tr(W'DW) = (p/2) sum ||w^i||^p."""
+    rng = np.random.default_rng(3)
+    W = rng.normal(size=(6, 3))
+    D = K.reweight(W, p, 0.0)
+    assert np.trace(W.T @ (D[:, None] * W)) == pytest.approx(
+        p / 2 * np.sum(np.linalg.norm(W, axis=1) ** p), rel=1e-12
+    )
+    h = 1e-6
+    grad = np.zeros_like(W)
+    for idx in np.ndindex(W.shape):
+        E = np.zeros_like(W)
+        E[idx] = h
+        grad[idx] = (K.l2p_penalty(W + E, p) - K.l2p_penalty(W - E, p)) / (2 * h)
+    np.testing.assert_allclose(2 * D[:, None] * W, grad, rtol=1e-6, atol=1e-8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.floats(0.05, 2.0),
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 1e-3, 1.0]),
+)
+def test_reweighting_majorises_the_smoothed_penalty(p, seed, zero_share):
+    """Concavity of t -> (t + eps)^(p/2), the inequality behind eq. 16:
+    P(W~) <= P(W) + Tr(W~'DW~) - Tr(W'DW), with D from W."""
+    rng = np.random.default_rng(seed)
+    W = rng.normal(size=(8, 2)) * (rng.random((8, 1)) > zero_share)
+    Wt = rng.normal(size=(8, 2))
+    eps = 1e-6
+    D = K.reweight(W, p, eps)
+    lhs = K.l2p_penalty(Wt, p, eps)
+    rhs = K.l2p_penalty(W, p, eps) + np.sum(D * (Wt**2).sum(1)) - np.sum(D * (W**2).sum(1))
+    assert lhs <= rhs + 1e-9 * max(1.0, abs(rhs))
+
+
+# ------------------------------------------------------------------------------------------
+# The W-step (eqs. 12-13; B.11 iv, vi)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 1.0, 2.0])
+def test_operator_and_matrix_match_the_scatter_definitions(alpha):
+    """A = S_t - alpha S_w - beta D, with S_t, S_w by explicit outer-product sums."""
+    X, _ = _data(n=30, d=9, seed=4)
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 3, 30)
+    bd = rng.uniform(0.1, 3.0, 9)
+    St, Sw = _scatters(X, labels)
+    A = St - alpha * Sw - np.diag(bd)
+    Xc = X - X.mean(0)
+    np.testing.assert_allclose(K.w_matrix(Xc, labels, alpha, bd), A, rtol=1e-10, atol=1e-10)
+    V = rng.normal(size=(9, 4))
+    op = K.w_operator(Xc, labels, alpha, bd)
+    np.testing.assert_allclose(op @ V, A @ V, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(op @ V[:, 0], A @ V[:, 0], rtol=1e-10, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "k", "alpha", "beta", "seed"),
+    [
+        (40, 12, 3, 1.0, 1.0, 0),
+        (40, 12, 5, 0.2, 5.0, 1),
+        (25, 80, 4, 2.0, 0.5, 2),  # wide: d >> n
+        (60, 30, 1, 0.0, 0.0, 3),
+        (30, 200, 6, 1.0, 20.0, 4),
+    ],
+)
+def test_lanczos_and_dense_w_steps_agree(n, d, k, alpha, beta, seed):
+    """Matrix-free Lanczos (on A and shift-inverted), the kernel's dense path and numpy's eigh of
+    the matrix formed from the scatter definitions give the same top-k eigenvalues and the same
+    subspace."""
+    X, _ = _data(n=n, d=d, seed=seed)
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, n)
+    bd = beta * rng.uniform(0.5, 2.0, d)
+    Xc = X - X.mean(0)
+    St, Sw = _scatters(X, labels)
+    ref_vals, ref_vecs = _top_eigvecs(St - alpha * Sw - np.diag(bd), k)
+    v0 = rng.normal(size=d)
+    runs = [K.w_step(Xc, labels, alpha, bd, k, solver="dense")]
+    for shift_invert in (False, True):  # Lanczos on A and on (sigma I - A)^-1
+        runs.append(K.w_step(Xc, labels, alpha, bd, k, solver="arpack", v0=v0,
+                             shift_invert=shift_invert))
+    scale = np.abs(ref_vals).max()
+    for W, vals in runs:
+        np.testing.assert_allclose(W.T @ W, np.eye(k), atol=1e-12)  # orthonormal columns
+        np.testing.assert_allclose(vals, ref_vals, rtol=1e-9, atol=1e-10 * scale)
+        np.testing.assert_allclose(_projector(W), _projector(ref_vecs), atol=1e-7)
+        A = St - alpha * Sw - np.diag(bd)
+        assert np.trace(W.T @ A @ W) == pytest.approx(ref_vals.sum(), rel=1e-10, abs=1e-9)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.4, 1.0, 2.5])
+def test_shift_inverted_operator_is_the_inverse(alpha):
+    """sigma from inverse_shift exceeds the largest eigenvalue (numpy eigvalsh of the matrix
+    formed from the scatter definitions), and the Woodbury operator equals numpy's solve with
+    sigma I - A, on matrices and on vectors."""
+    X, _ = _data(n=20, d=50, seed=12)
+    rng = np.random.default_rng(12)
+    labels = rng.integers(0, 3, 20)
+    bd = rng.uniform(0.0, 5.0, 50)
+    St, Sw = _scatters(X, labels)
+    A = St - alpha * Sw - np.diag(bd)
+    Xc = X - X.mean(0)
+    sigma = K.inverse_shift(Xc, labels, alpha, bd)
+    assert sigma > np.linalg.eigvalsh(A)[-1]
+    op = K.w_inverse_operator(Xc, labels, alpha, bd, sigma)
+    V = rng.normal(size=(50, 3))
+    ref = np.linalg.solve(sigma * np.eye(50) - A, V)
+    np.testing.assert_allclose(op @ V, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
+    np.testing.assert_allclose(op @ V[:, 1], ref[:, 1], rtol=1e-9,
+                               atol=1e-12 * np.abs(ref).max())
+    with pytest.raises(ValueError, match="sigma="):
+        K.w_inverse_operator(Xc, labels, alpha, bd, -10.0)
+
+
+def test_resolve_solver_threshold_and_fallback():
+    """Dense up to DENSE_MAX_FEATURES, or for tall data up to DENSE_TALL_MAX_FEATURES; ARPACK
+    needs k < d - 1, else dense."""
+    small, tall = K.DENSE_MAX_FEATURES, K.DENSE_TALL_MAX_FEATURES
+    assert K.resolve_solver("auto", 50, small, 5) == "dense"
+    assert K.resolve_solver("auto", 50, small + 1, 5) == "arpack"
+    assert K.resolve_solver("auto", tall, tall, 5) == "dense"
+    assert K.resolve_solver("auto", 10 * tall, tall + 1, 5) == "arpack"
+    assert K.resolve_solver("dense", 50, 10 * tall, 5) == "dense"
+    assert K.resolve_solver("arpack", 50, 10, 9) == "dense"
+    assert K.resolve_solver("arpack", 50, 10, 8) == "arpack"
+    with pytest.raises(ValueError, match="solver='eig'"):
+        K.resolve_solver("eig", 50, 10, 2)
+
+
+def test_lanczos_w_step_never_forms_the_d_by_d_matrix():
+    """d = 20 000: the d x d matrix would take 3.2 GB; the matrix-free step's traced peak
+    memory stays below 40 MB (a few n x d and d x ncv arrays)."""
+    rng = np.random.default_rng(5)
+    n, d = 20, 20_000
+    Xc = rng.normal(size=(n, d))
+    Xc -= Xc.mean(0)
+    labels = np.arange(n) % 3
+    tracemalloc.start()
+    try:
+        W, _ = K.w_step(Xc, labels, 1.0, np.ones(d), 3, solver="arpack", v0=rng.normal(size=d))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40e6
+    np.testing.assert_allclose(W.T @ W, np.eye(3), atol=1e-12)
+
+
+def test_pca_limit():
+    """alpha = beta = 0: W spans the top-k eigenvectors of the total scatter (PCA)."""
+    X, y = _data(n=50, d=10, seed=6)
+    St, _ = _scatters(X, y)
+    _, ref = _top_eigvecs(St, 3)
+    Xc = X - X.mean(0)
+    res = K.ufcm(
+        Xc, y, n_components=3, alpha=0.0, beta=0.0, p=1.0,
+        propose=_lloyd_proposer(3, 2, 0), v0=np.ones(10), max_iter=5,
+    )
+    np.testing.assert_allclose(_projector(res.components), _projector(ref), atol=1e-10)
+    # the ranking by row norms only depends on the subspace (B.11 v, vii)
+    np.testing.assert_allclose(
+        np.linalg.norm(res.components, axis=1), np.linalg.norm(ref, axis=1), atol=1e-10
+    )
+
+
+def test_scores_invariant_to_rotations_of_w():
+    """Row norms of W Q equal those of W for any orthogonal Q (B.11 v)."""
+    rng = np.random.default_rng(7)
+    W = np.linalg.qr(rng.normal(size=(15, 4)))[0]
+    Q = np.linalg.qr(rng.normal(size=(4, 4)))[0]
+    np.testing.assert_allclose(
+        np.linalg.norm(W @ Q, axis=1), np.linalg.norm(W, axis=1), rtol=1e-12
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# The restart rule (eq. 14)
+# ------------------------------------------------------------------------------------------
+
+
+def test_best_candidate_is_the_brute_force_minimum_with_ties_to_the_first():
+    """A fixed candidate set; costs by loops; the argmin; an exact tie goes to the lower index."""
+    rng = np.random.default_rng(8)
+    Y = np.vstack([rng.normal(0, 0.3, (6, 2)), rng.normal(4, 0.3, (6, 2))])
+    truth = np.repeat([0, 1], 6)
+    candidates = [
+        rng.integers(0, 2, 12),  # random
+        1 - truth,  # the truth with permuted names: same cost as the truth
+        np.zeros(12, dtype=int),  # one cluster
+        truth,
+    ]
+
+    def cost(lab):
+        return sum(np.sum((Y[i] - Y[lab == lab[i]].mean(0)) ** 2) for i in range(12))
+
+    index, costs = K.best_candidate(Y, candidates)
+    np.testing.assert_allclose(costs, [cost(c) for c in candidates], rtol=1e-12)
+    assert index == 1  # the minimum, first among the two equal ones
+    assert K.best_candidate(Y, [candidates[2], candidates[0]])[0] == int(
+        cost(candidates[0]) < cost(candidates[2])
+    )
+    with pytest.raises(ValueError, match="at least one candidate"):
+        K.best_candidate(Y, [])
+
+
+def test_driver_keeps_the_best_of_the_r_plus_one_candidates():
+    """A proposer that returns r = 3 fixed labellings; at every iteration the driver's labels are
+    the brute-force minimum over {previous, the 3 fixed ones} on Y = XW of the previous W."""
+    X, y = _data(n=30, d=8, seed=9)
+    rng = np.random.default_rng(9)
+    fixed = [rng.integers(0, 3, 30), y.copy(), np.arange(30) % 3]
+    Xc = X - X.mean(0)
+    seen = []
+
+    def propose(Y, previous):
+        seen.append((Y.copy(), previous.copy()))
+        return [f.copy() for f in fixed]
+
+    chosen = []
+    K.ufcm(
+        Xc, rng.integers(0, 3, 30), n_components=2, alpha=1.0, beta=1.0, p=1.0,
+        propose=propose, v0=np.ones(8), max_iter=4, tol=0.0,
+        callback=lambda it, W, labels: chosen.append(labels.copy()),
+    )
+    assert len(seen) == 4
+    for (Y, previous), labels in zip(seen, chosen[1:], strict=True):
+        cands = [previous, *fixed]
+        costs = [
+            sum(np.sum((Y[i] - Y[c == c[i]].mean(0)) ** 2) for i in range(len(Y))) for c in cands
+        ]
+        best = int(np.argmin(costs))
+        np.testing.assert_array_equal(labels, cands[best])
+
+
+# ------------------------------------------------------------------------------------------
+# Monotone ascent (eqs. 15-16)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("alpha", "beta", "p", "seed"),
+    [(1.0, 1.0, 1.0, 0), (0.5, 5.0, 0.5, 1), (2.0, 0.3, 1.5, 2), (1.0, 50.0, 0.25, 3),
+     (0.1, 10.0, 1.0, 4)],
+)
+@pytest.mark.parametrize("solver", ["dense", "arpack"])
+def test_objective_is_non_decreasing(alpha, beta, p, seed, solver):
+    """The recorded (smoothed) objective never decreases beyond 1e-9 relative (the eigensolver's
+    rounding); eq. 6 itself, recomputed from the scatter definitions at every iterate, never
+    decreases by more than beta * d * eps^(p/2) + 1e-9 |J| (the smoothing's bound)."""
+    X, _ = _data(n=36, d=14, k=3, seed=seed)
+    rng = np.random.default_rng(seed)
+    Xc = X - X.mean(0)
+    exact = []
+    res = K.ufcm(
+        Xc, rng.integers(0, 3, 36), n_components=3, alpha=alpha, beta=beta, p=p,
+        propose=_lloyd_proposer(3, 3, seed), v0=rng.normal(size=14), max_iter=15, tol=0.0,
+        solver=solver,
+        callback=lambda it, W, labels: exact.append(
+            _reference_objective(X, W, labels, alpha, beta, p)
+        ),
+    )
+    hist = res.objective
+    assert np.all(np.diff(hist) >= -1e-9 * np.abs(hist[:-1]))
+    eps = K.smoothing_eps(14, 3)
+    slack = beta * 14 * eps ** (p / 2) + 1e-9 * np.abs(exact[:-1])
+    assert np.all(np.diff(exact) >= -slack)
+    assert np.all(np.isfinite(hist)) and len(exact) == len(hist)
+
+
+# ------------------------------------------------------------------------------------------
+# Data preparation
+# ------------------------------------------------------------------------------------------
+
+
+def test_prepare_data_centres_flags_constants_and_rescales_exactly():
+    """Centred copy, constants flagged and zeroed, input untouched; extreme data rescaled by a
+    power of two, so the objective is homogeneous: J(W; X/s, beta/s^2) = J(W; X, beta)/s^2."""
+    X, _ = _data(n=20, d=6, seed=10)
+    X[:, 2] = 3.0
+    X0 = X.copy()
+    Xc, e, varying = K.prepare_data(X)
+    np.testing.assert_array_equal(X, X0)
+    assert e == 0 and varying.tolist() == [True, True, False, True, True, True]
+    np.testing.assert_allclose(Xc, np.where(varying, X - X.mean(0), 0.0), atol=1e-14)
+    big = X * 2.0**400
+    Xb, eb, _ = K.prepare_data(big)
+    assert eb > 0
+    np.testing.assert_allclose(np.ldexp(Xb, eb), np.where(varying, big - big.mean(0), 0.0),
+                               rtol=1e-12, atol=1e-12 * np.abs(big).max())
+    rng = np.random.default_rng(10)
+    W = np.linalg.qr(rng.normal(size=(6, 2)))[0]
+    labels = np.arange(20) % 2
+    s = 2.0**7
+    J1 = K.objective(Xc, W, labels, 1.0, 3.0, 0.5)
+    J2 = K.objective(Xc / s, W, labels, 1.0, 3.0 / s**2, 0.5)
+    np.testing.assert_allclose(J2, J1 / s**2, rtol=1e-12)
+    assert K.scaled_beta(3.0, 7) == 3.0 / s**2
+    assert K.scaled_beta(3.0, -2000) == 1e150  # capped, never inf
+
+
+def test_isometric_coordinates_keep_every_distance():
+    """k-means on the n-dimensional coordinates is k-means on X: same pairwise distances."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(15, 300))
+    Z = K.isometric_coordinates(X)
+    assert Z.shape == (15, 15)
+    np.testing.assert_allclose(pdist(Z), pdist(X), rtol=1e-10)
+    np.testing.assert_allclose(Z @ Z.T, X @ X.T, rtol=1e-10, atol=1e-10)
+    tall = rng.normal(size=(30, 4))
+    assert K.isometric_coordinates(tall) is tall

@@ -1,0 +1,741 @@
+r"""UFCM: unsupervised feature analysis with class-margin optimisation (Wang et al., 2015).
+
+The model, in the library's orientation (``X`` is ``n_samples x n_features``, centred; feature
+:math:`i` is row :math:`i` of :math:`W`), reconstructed in ``specs/ufcm.md`` from the paper's
+prose (its equations are not in the available text; equation numbers below are the spec's):
+
+.. math::
+
+    \max_{W^\top W = I,\ G,\ U}\ J(W, U) = \operatorname{Tr}(W^\top S_t W)
+        - \alpha\,\|X W - U G\|_F^2 - \beta\,\|W\|_{2,p}^p                        \quad (6)
+
+with the total scatter :math:`S_t = X^\top X`, a hard cluster indicator :math:`U` (the
+pseudo-labels), centroids :math:`G` and :math:`\|W\|_{2,p}^p = \sum_i \|w^i\|_2^p`. For fixed
+:math:`U` the optimal centroids are the cluster means of :math:`Y = XW` (eq. 10), and the k-means
+term becomes :math:`\operatorname{Tr}(W^\top X^\top L_U X W)` with the idempotent
+:math:`L_U = I - U(U^\top U)^{-1}U^\top` (eq. 11), so with the re-weighting matrix
+:math:`D = \operatorname{diag}(d_{ii})` of eq. 7, frozen at the previous :math:`W`, the W-step
+(eqs. 12-13) is the top-:math:`d'` eigenproblem of
+
+.. math::
+
+    A = X^\top B X - \beta D, \qquad B = I - \alpha L_U = (1-\alpha) I + \alpha P_U,
+
+:math:`P_U = U(U^\top U)^{-1}U^\top` the cluster-averaging projector. :math:`A` is never formed
+when the data are wide: :func:`w_operator` applies it to a vector in :math:`O(nd)`
+(``specs/performance-notes.md`` §8), and :func:`w_step` hands ARPACK's implicitly restarted
+Lanczos method (``scipy.sparse.linalg.eigsh``) a matrix-free operator, warm-started from the
+previous iterate. For wide data (``n < d``) that operator is the shift-inverted
+:math:`(\sigma I - A)^{-1}`, applied by Woodbury's identity in :math:`O(nd + n^2)` per product
+(:func:`w_inverse_operator`): the re-weighting drives rows of :math:`W` towards zero and their
+weights :math:`\beta d_{ii}` towards :math:`\beta (p/2)\varepsilon^{(p-2)/2}`, spreading the
+spectrum of :math:`A` over many orders of magnitude, which stalls plain Lanczos (thousands of
+products per W-step) but not the inverted operator (tens). :func:`w_matrix` forms :math:`A` for
+the dense path (small ``d``, tests).
+
+Everything here is pure numpy/scipy; k-means itself is injected by the caller (the estimator
+uses scikit-learn's ``KMeans``) through the ``propose`` callable of :func:`ufcm`.
+
+References
+----------
+.. [1] S. Wang, F. Nie, X. Chang, L. Yao, X. Li and Q. Z. Sheng, "Unsupervised feature analysis
+   with class margin optimization", ECML-PKDD 2015, LNCS 9284, pp. 383-398; arXiv:1506.01330.
+.. [2] F. Nie, H. Huang, X. Cai and C. Ding, "Efficient and robust feature selection via joint
+   l2,1-norms minimization", NIPS 2010 (the re-weighting lemma behind eq. 7).
+.. [3] R. B. Lehoucq, D. C. Sorensen and C. Yang, *ARPACK Users' Guide*, SIAM, 1998.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+from scipy.sparse.linalg import LinearOperator, eigsh
+
+__all__ = [
+    "DENSE_MAX_FEATURES",
+    "DENSE_TALL_MAX_FEATURES",
+    "UFCMResult",
+    "best_candidate",
+    "cluster_means",
+    "inverse_shift",
+    "isometric_coordinates",
+    "kmeans_cost",
+    "l2p_penalty",
+    "objective",
+    "prepare_data",
+    "resolve_solver",
+    "reweight",
+    "scaled_beta",
+    "smoothing_eps",
+    "ufcm",
+    "w_inverse_operator",
+    "w_matrix",
+    "w_operator",
+    "w_step",
+]
+
+#: ``solver="auto"`` uses the dense eigendecomposition up to this many (non-constant) features
+#: and Lanczos on the matrix-free operator above it. Below ~500 features forming the d x d
+#: matrix costs nothing and LAPACK's ``eigh`` is robust for any d'; above, the O(d^3)
+#: decomposition loses to O(n d) matrix-vector products (performance-notes.md §8).
+DENSE_MAX_FEATURES = 500
+#: ... and, for tall data (``n_features <= n_samples``), up to this many: there the low-rank
+#: structure that makes the matrix-free shift-invert cheap is absent, and a dense top-d'
+#: ``eigh`` at d = 2000 takes about 0.3 s (performance-notes.md §8).
+DENSE_TALL_MAX_FEATURES = 2000
+
+# Relative size of the smoothing epsilon of the l2,p weights (specs/ufcm.md B.4).
+_EPS_REL = 1e-8
+# prepare_data rescales X by a power of two when its largest magnitude is outside this range.
+_SAFE_RANGE = (1e-100, 1e100)
+# Ceiling on the rescaled beta (only reached for data near 1e-300: the penalty then dominates).
+_BETA_MAX = 1e150
+# Smallest Lanczos basis on A itself: more vectors than ARPACK's default 20 cut the products by
+# a third to a half when the d'-th eigenvalue sits in the cluster of -beta*d_ii values. The
+# shift-inverted operator converges within ARPACK's default basis (20; about 21 products per
+# warm-started W-step at d = 10^4, 34 from a random start).
+_NCV_MIN = 40
+# Share of the random start vector mixed into the warm start (keeps Lanczos off breakdown).
+_V0_NOISE = 1e-2
+
+
+# --------------------------------------------------------------------------------------------
+# Data, centroids, costs
+# --------------------------------------------------------------------------------------------
+
+
+def prepare_data(X: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    """Centre X (a float64 copy), rescale it by a power of two if needed, find constant columns.
+
+    The objective is not scale invariant, but it is homogeneous:
+    :math:`J(W; X/s, \\beta/s^2) = J(W; X, \\beta)/s^2`. Data whose largest magnitude lies
+    outside [1e-100, 1e100] (where scatter matrices overflow or underflow) are divided by
+    :math:`s = 2^e`, exactly, and the caller divides ``beta`` by :math:`s^2` (see
+    :func:`scaled_beta`) and multiplies the objective back. Ordinary data are untouched (e = 0).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite values. Not modified.
+
+    Returns
+    -------
+    Xc : ndarray of shape (n_samples, n_features), float64
+        ``(X - mean) / 2**exponent``; a new array.
+    exponent : int
+    varying : ndarray of bool, shape (n_features,)
+        False for the columns that are exactly constant in X.
+    """
+    X = np.asarray(X)
+    varying = (X.max(axis=0) != X.min(axis=0)) if X.shape[0] else np.zeros(X.shape[1], bool)
+    Xc = np.array(X, dtype=np.float64, order="C", copy=True)
+    amax = float(np.abs(Xc).max()) if Xc.size else 0.0
+    exponent = 0
+    if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
+        exponent = int(np.frexp(amax)[1])
+        Xc = np.ldexp(Xc, -exponent)
+    Xc -= Xc.mean(axis=0)
+    Xc[:, ~varying] = 0.0
+    return Xc, exponent, varying
+
+
+def isometric_coordinates(Xc: np.ndarray) -> np.ndarray:
+    r"""Coordinates of the samples in their own span: the same pairwise distances, n columns.
+
+    For ``n_features > n_samples``: :math:`R = V\Lambda^{1/2}` from the eigendecomposition
+    :math:`XX^\top = V \Lambda V^\top`, so :math:`RR^\top = XX^\top` - the rows of ``R``
+    (``n x n``) have the inner products, hence the distances, of the rows of ``Xc``: k-means on
+    them is k-means on ``Xc`` at ``n/d`` of the cost, and :func:`inverse_shift` reuses ``R``.
+    Otherwise ``Xc`` itself is returned.
+    """
+    n_samples, n_features = Xc.shape
+    if n_features <= n_samples:
+        return Xc
+    vals, vecs = linalg.eigh(Xc @ Xc.T, check_finite=False)
+    return vecs * np.sqrt(np.clip(vals, 0.0, None))
+
+
+def scaled_beta(beta: float, exponent: int) -> float:
+    """``beta / 4**exponent`` (the penalty weight for data divided by ``2**exponent``).
+
+    Capped at 1e150, a regime where the penalty already dominates every data term.
+    """
+    if not beta:
+        return 0.0
+    with np.errstate(over="ignore"):
+        return float(min(np.ldexp(beta, -2 * exponent), _BETA_MAX))
+
+
+def cluster_means(
+    Y: np.ndarray, labels: np.ndarray, n_clusters: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Closed-form centroids: the cluster means of the projected data (eq. 10).
+
+    :math:`G = W^\top X U (U^\top U)^{-1}` in the paper's orientation; here, with
+    :math:`Y = XW` of shape ``(n, d')``, row ``k`` of the result is the mean of the rows of
+    ``Y`` labelled ``k``.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n_samples, n_dims)
+    labels : ndarray of int, shape (n_samples,)
+        Cluster index of each sample, ``0 <= label``.
+    n_clusters : int, optional
+        Number of centroid rows (default ``labels.max() + 1``).
+
+    Returns
+    -------
+    means : ndarray of shape (n_clusters, n_dims)
+        Rows of empty clusters are zero (an empty cluster is a column of zeros in U; it is
+        dropped rather than inverted).
+    counts : ndarray of shape (n_clusters,)
+    """
+    labels = np.asarray(labels)
+    k = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    sums = np.zeros((k, Y.shape[1]))
+    np.add.at(sums, labels, Y)
+    means = np.divide(sums, counts[:, None], out=np.zeros_like(sums), where=counts[:, None] > 0)
+    return means, counts
+
+
+def kmeans_cost(Y: np.ndarray, labels: np.ndarray) -> float:
+    r"""The k-means cost :math:`\|Y - U G\|_F^2` with the optimal centroids (eqs. 4, 11).
+
+    Equals :math:`\operatorname{Tr}(W^\top X^\top L_U X W)` for :math:`Y = XW`.
+    """
+    means, _ = cluster_means(Y, labels)
+    resid = Y - means[labels]
+    return float(np.einsum("ij,ij->", resid, resid))
+
+
+# --------------------------------------------------------------------------------------------
+# The l2,p penalty and its re-weighting
+# --------------------------------------------------------------------------------------------
+
+
+def smoothing_eps(n_features: int, n_components: int) -> float:
+    r"""The smoothing :math:`\varepsilon = 10^{-8}\,\overline{\|w^i\|^2} = 10^{-8} d'/d`.
+
+    Constant over the iterations (:math:`\|W\|_F^2 = d'` whenever :math:`W^\top W = I`), which
+    keeps the re-weighting a true minorise-maximise step for the smoothed penalty.
+    """
+    return _EPS_REL * n_components / max(n_features, 1)
+
+
+def l2p_penalty(W: np.ndarray, p: float, eps: float = 0.0) -> float:
+    r""":math:`\sum_i (\|w^i\|_2^2 + \varepsilon)^{p/2}`; ``eps=0`` gives :math:`\|W\|_{2,p}^p`."""
+    sq = np.einsum("ij,ij->i", W, W)
+    if eps == 0.0:
+        return float(np.sum(np.sqrt(sq) ** p))
+    return float(np.sum((sq + eps) ** (p / 2)))
+
+
+def reweight(W: np.ndarray, p: float, eps: float) -> np.ndarray:
+    r"""Diagonal of the re-weighting matrix :math:`D` (eq. 7), smoothed.
+
+    .. math::
+
+        d_{ii} = \frac{p}{2}\,\bigl(\|w^i\|_2^2 + \varepsilon\bigr)^{(p-2)/2},
+
+    which for :math:`\varepsilon = 0` is :math:`p / (2\|w^i\|_2^{2-p})`: then :math:`2DW` is the
+    gradient of :math:`\sum_i \|w^i\|^p` and :math:`\operatorname{Tr}(W^\top D W) =
+    (p/2)\sum_i\|w^i\|^p`. By concavity of :math:`t \mapsto (t + \varepsilon)^{p/2}` for
+    :math:`0 < p \le 2`, :math:`\sum_i (\|\tilde w^i\|^2 + \varepsilon)^{p/2} \le
+    \sum_i (\|w^i\|^2+\varepsilon)^{p/2} + \operatorname{Tr}(\tilde W^\top D \tilde W) -
+    \operatorname{Tr}(W^\top D W)`, the inequality behind the monotone ascent (eq. 16).
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_features, n_components)
+    p : float in (0, 2]
+    eps : float >= 0
+        Must be positive when ``p < 2`` and a row of W can be zero.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    sq = np.einsum("ij,ij->i", W, W)
+    return (p / 2.0) * (sq + eps) ** ((p - 2.0) / 2.0)
+
+
+def objective(
+    Xc: np.ndarray,
+    W: np.ndarray,
+    labels: np.ndarray,
+    alpha: float,
+    beta: float,
+    p: float,
+    eps: float = 0.0,
+) -> float:
+    r"""The UFCM objective (eq. 6) at :math:`(W, U)` with the optimal centroids.
+
+    :math:`\|XW\|_F^2 - \alpha\,\mathrm{KM}(XW, U) - \beta \sum_i (\|w^i\|^2+\varepsilon)^{p/2}`;
+    ``eps=0`` is eq. 6 itself, ``eps > 0`` its smoothed form that :func:`ufcm` increases
+    monotonically. ``Xc`` must be centred.
+    """
+    Y = Xc @ W
+    total = float(np.einsum("ij,ij->", Y, Y))
+    km = kmeans_cost(Y, labels) if alpha else 0.0
+    pen = l2p_penalty(W, p, eps) if beta else 0.0
+    return total - alpha * km - beta * pen
+
+
+# --------------------------------------------------------------------------------------------
+# The W-step
+# --------------------------------------------------------------------------------------------
+
+
+def _averaging(labels: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """``Z -> P_U Z``: replace every row by the mean of its cluster (O(n k))."""
+    labels = np.asarray(labels)
+    k = int(labels.max()) + 1
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    inv = np.divide(1.0, counts, out=np.zeros_like(counts), where=counts > 0)
+
+    def apply(Z: np.ndarray) -> np.ndarray:
+        if Z.ndim == 1:
+            return (np.bincount(labels, weights=Z, minlength=k) * inv)[labels]
+        sums = np.zeros((k, Z.shape[1]))
+        np.add.at(sums, labels, Z)
+        return (sums * inv[:, None])[labels]
+
+    return apply
+
+
+def w_operator(
+    Xc: np.ndarray, labels: np.ndarray, alpha: float, beta_d: np.ndarray
+) -> LinearOperator:
+    r"""The W-step matrix as a matrix-free symmetric operator (eq. 13).
+
+    :math:`A = X^\top((1-\alpha)I + \alpha P_U)X - \operatorname{diag}(\beta d)`.
+
+    Each product costs two passes over ``Xc`` (:math:`O(nd)` flops, :math:`O(n + d)` extra
+    memory); the ``d x d`` matrix is never formed.
+
+    Parameters
+    ----------
+    Xc : ndarray of shape (n_samples, n_features)
+        Centred data.
+    labels : ndarray of int, shape (n_samples,)
+    alpha : float
+    beta_d : ndarray of shape (n_features,)
+        :math:`\beta\,d_{ii}`, the penalty weight times the re-weighting diagonal.
+
+    Returns
+    -------
+    scipy.sparse.linalg.LinearOperator of shape (n_features, n_features)
+    """
+    n_features = Xc.shape[1]
+    average = _averaging(labels)
+    beta_d = np.asarray(beta_d, dtype=np.float64)
+
+    def matmat(V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        Z = Xc @ V
+        BZ = (1.0 - alpha) * Z + alpha * average(Z) if alpha else Z
+        out = Xc.T @ BZ
+        return out - (beta_d[:, None] * V if V.ndim == 2 else beta_d * V)
+
+    return LinearOperator(
+        (n_features, n_features), matvec=matmat, matmat=matmat, rmatvec=matmat,
+        dtype=np.float64,
+    )
+
+
+def _apply_b(labels: np.ndarray, alpha: float) -> Callable[[np.ndarray], np.ndarray]:
+    """``Z -> B Z = (1 - alpha) Z + alpha P_U Z`` (n-dimensional, O(n k))."""
+    average = _averaging(labels)
+
+    def apply(Z: np.ndarray) -> np.ndarray:
+        return (1.0 - alpha) * Z + alpha * average(Z) if alpha else Z
+
+    return apply
+
+
+def inverse_shift(
+    Xc: np.ndarray,
+    labels: np.ndarray,
+    alpha: float,
+    beta_d: np.ndarray,
+    factor: np.ndarray | None = None,
+) -> float:
+    r"""A shift :math:`\sigma` above the largest eigenvalue of :math:`A` (Weyl's inequality).
+
+    :math:`\lambda_{\max}(A) \le \lambda_{\max}(X^\top B X) - \beta \min_i d_{ii}`, and the
+    nonzero eigenvalues of :math:`X^\top B X` are those of the ``n x n`` matrix
+    :math:`R^\top B R` with :math:`XX^\top = RR^\top`; :math:`\sigma` adds 10% of the larger
+    magnitude as a margin (it keeps :math:`\sigma I - A` well conditioned without pushing
+    :math:`\sigma` so far away that the wanted eigenvalues bunch up after the inversion).
+    ``factor``: the ``R`` of :func:`isometric_coordinates` (constant over the iterations),
+    computed here when not given.
+    """
+    R = isometric_coordinates(Xc) if factor is None else factor
+    T = R.T @ _apply_b(labels, alpha)(R)
+    top = float(linalg.eigvalsh(0.5 * (T + T.T), check_finite=False)[-1])
+    bound = top - float(np.min(beta_d))
+    margin = 0.1 * max(abs(top), abs(bound))
+    return bound + (margin if margin > 0 else 1.0)
+
+
+def w_inverse_operator(
+    Xc: np.ndarray, labels: np.ndarray, alpha: float, beta_d: np.ndarray, sigma: float
+) -> LinearOperator:
+    r"""The shift-inverted W-step matrix :math:`(\sigma I - A)^{-1}`, matrix-free (wide data).
+
+    With :math:`\Lambda = \operatorname{diag}(\beta d) + \sigma I` (positive) and
+    :math:`M = X\Lambda^{-1}X^\top` (``n x n``), Woodbury's identity gives
+
+    .. math::
+
+        (\sigma I - A)^{-1} = (\Lambda - X^\top B X)^{-1}
+        = \Lambda^{-1} + \Lambda^{-1} X^\top B\,(I - M B)^{-1} X \Lambda^{-1},
+
+    valid for a singular :math:`B` too (:math:`\alpha = 1`). Setup: one ``n x n x d`` product
+    and an ``n x n`` LU factorisation; each product then costs :math:`O(nd + n^2)`. For
+    :math:`\sigma > \lambda_{\max}(A)` the operator is positive definite and its largest
+    eigenvalues :math:`1/(\sigma - \lambda)` belong to the largest :math:`\lambda`: the
+    eigenvalues :math:`-\beta d_{ii}` of rows driven to zero, which spread the spectrum of
+    :math:`A` over many orders of magnitude and stall plain Lanczos, are mapped next to 0.
+
+    Parameters
+    ----------
+    Xc : ndarray of shape (n_samples, n_features)
+    labels : ndarray of int, shape (n_samples,)
+    alpha : float
+    beta_d : ndarray of shape (n_features,)
+    sigma : float
+        Above the largest eigenvalue of :math:`A` (see :func:`inverse_shift`).
+
+    Returns
+    -------
+    scipy.sparse.linalg.LinearOperator of shape (n_features, n_features)
+    """
+    n_samples, n_features = Xc.shape
+    inv = 1.0 / (np.asarray(beta_d, dtype=np.float64) + sigma)
+    if not np.all(inv > 0) or not np.all(np.isfinite(inv)):
+        raise ValueError(f"sigma={sigma!r} must exceed -beta*d_ii for every feature.")
+    apply_b = _apply_b(labels, alpha)
+    M = (Xc * inv) @ Xc.T
+    lu = linalg.lu_factor(np.eye(n_samples) - apply_b(M).T, check_finite=False)
+
+    def matmat(V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        scale = inv[:, None] if V.ndim == 2 else inv
+        U = scale * V
+        T = linalg.lu_solve(lu, Xc @ U, check_finite=False)
+        return U + scale * (Xc.T @ apply_b(T))
+
+    return LinearOperator(
+        (n_features, n_features), matvec=matmat, matmat=matmat, rmatvec=matmat,
+        dtype=np.float64,
+    )
+
+
+def w_matrix(Xc: np.ndarray, labels: np.ndarray, alpha: float, beta_d: np.ndarray) -> np.ndarray:
+    r"""The W-step matrix, formed densely (eq. 13; the dense path and tests only).
+
+    :math:`A = (1-\alpha)S_t + \alpha S_b^{(U)} - \operatorname{diag}(\beta d)`, in
+    :math:`O(nd^2)` time and :math:`d^2` memory.
+
+    :math:`S_b^{(U)} = X^\top P_U X = \sum_k n_k m_k m_k^\top` with the cluster means
+    :math:`m_k` of the centred data. Exactly symmetric.
+    """
+    A = Xc.T @ Xc
+    if alpha:
+        A *= 1.0 - alpha
+        means, counts = cluster_means(Xc, labels)
+        Mw = means * np.sqrt(counts)[:, None]
+        A += alpha * (Mw.T @ Mw)
+    A = 0.5 * (A + A.T)
+    A[np.diag_indices_from(A)] -= np.asarray(beta_d, dtype=np.float64)
+    return A
+
+
+def resolve_solver(solver: str, n_samples: int, n_features: int, n_components: int) -> str:
+    """``"dense"`` or ``"arpack"`` for a W-step of this size.
+
+    ``"auto"``: dense up to :data:`DENSE_MAX_FEATURES` features, and also for tall data with at
+    most :data:`DENSE_TALL_MAX_FEATURES` features (``n_features <= n_samples``: forming A costs
+    no more than one pass of products, and the Woodbury shift-invert of :func:`w_step` only pays
+    for wide data); Lanczos otherwise. ARPACK needs ``n_components < n_features - 1``; when that
+    fails the dense path is used whatever was asked.
+    """
+    if solver not in ("auto", "arpack", "dense"):
+        raise ValueError(f"solver={solver!r} is not one of 'auto', 'arpack', 'dense'.")
+    if n_components >= n_features - 1:
+        return "dense"
+    if solver == "auto":
+        small = n_features <= DENSE_MAX_FEATURES
+        tall = n_features <= min(n_samples, DENSE_TALL_MAX_FEATURES)
+        return "dense" if small or tall else "arpack"
+    return solver
+
+
+def _orient(vals: np.ndarray, vecs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Columns by decreasing eigenvalue, each signed so its largest-magnitude entry is positive."""
+    order = np.argsort(vals)[::-1]
+    vals, vecs = vals[order], vecs[:, order]
+    pivot = vecs[np.argmax(np.abs(vecs), axis=0), np.arange(vecs.shape[1])]
+    vecs = vecs * np.where(pivot < 0, -1.0, 1.0)
+    return vals, vecs
+
+
+def w_step(
+    Xc: np.ndarray,
+    labels: np.ndarray,
+    alpha: float,
+    beta_d: np.ndarray,
+    n_components: int,
+    *,
+    solver: str = "auto",
+    v0: np.ndarray | None = None,
+    tol: float = 0.0,
+    shift_invert: bool | None = None,
+    factor: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Solve :math:`\max_{W^\top W = I} \operatorname{Tr}(W^\top A W)` (eqs. 12-13).
+
+    By Ky Fan's theorem the maximiser is spanned by the eigenvectors of the ``n_components``
+    largest algebraic eigenvalues of the symmetric :math:`A` (see :func:`w_operator`).
+
+    Parameters
+    ----------
+    Xc : ndarray of shape (n_samples, n_features)
+        Centred data.
+    labels : ndarray of int, shape (n_samples,)
+    alpha : float
+    beta_d : ndarray of shape (n_features,)
+        :math:`\beta\,d_{ii}`.
+    n_components : int
+        :math:`d'`, at most ``n_features``.
+    solver : {"auto", "arpack", "dense"}, default="auto"
+        ``"arpack"``: implicitly restarted Lanczos (``eigsh(which="LA")``) on the matrix-free
+        operator; ``"dense"``: LAPACK ``eigh`` on the formed matrix (test reference, small d).
+        See :func:`resolve_solver`.
+    v0 : ndarray of shape (n_features,), optional
+        Lanczos start vector (the warm start). Pass one: without it ARPACK draws its own, from
+        a generator that is not under the caller's control.
+    tol : float, default=0.0
+        ARPACK's relative accuracy of the Ritz values (0 = machine precision).
+    shift_invert : bool or None, default=None
+        Lanczos on :math:`(\sigma I - A)^{-1}` (:func:`w_inverse_operator`) rather than on
+        :math:`A` (:func:`w_operator`); ``None``: when ``n_samples < n_features``, where the
+        Woodbury form is cheap. Both are matrix-free; only the ``"arpack"`` path uses it.
+    factor : ndarray of shape (n_samples, n_samples), optional
+        :func:`isometric_coordinates` of ``Xc``, reused by the shift-invert across W-steps.
+
+    Returns
+    -------
+    W : ndarray of shape (n_features, n_components)
+        Orthonormal columns, by decreasing eigenvalue, each with its largest-magnitude entry
+        positive.
+    eigenvalues : ndarray of shape (n_components,)
+        Decreasing.
+    """
+    n_features = Xc.shape[1]
+    if not 1 <= n_components <= n_features:
+        raise ValueError(
+            f"n_components={n_components} must be between 1 and n_features={n_features}."
+        )
+    how = resolve_solver(solver, Xc.shape[0], n_features, n_components)
+    if how == "dense":
+        A = w_matrix(Xc, labels, alpha, beta_d)
+        vals, vecs = linalg.eigh(
+            A, subset_by_index=[n_features - n_components, n_features - 1], check_finite=False
+        )
+    else:
+        op = w_operator(Xc, labels, alpha, beta_d)
+        if shift_invert is None:
+            shift_invert = Xc.shape[0] < n_features
+        target = op
+        if shift_invert:
+            sigma = inverse_shift(Xc, labels, alpha, beta_d, factor)
+            target = w_inverse_operator(Xc, labels, alpha, beta_d, sigma)
+        ncv = min(n_features, max(2 * n_components + 1, 20 if shift_invert else _NCV_MIN))
+        _, vecs = eigsh(target, k=n_components, which="LA", v0=v0, tol=tol, ncv=ncv)
+        # ARPACK's vectors are orthonormal to working precision; one QR pass (same span)
+        # makes W^T W = I to rounding, which the constraint and the tests rely on.
+        vecs, r = np.linalg.qr(vecs)
+        vecs = vecs * np.sign(np.diag(r))
+        vals = np.einsum("ij,ij->j", vecs, op @ vecs)  # Rayleigh quotients of A
+    vals, vecs = _orient(vals, vecs)
+    return vecs, vals
+
+
+# --------------------------------------------------------------------------------------------
+# The U-step: the restart rule
+# --------------------------------------------------------------------------------------------
+
+
+def best_candidate(Y: np.ndarray, candidates: Sequence[np.ndarray]) -> tuple[int, np.ndarray]:
+    r"""The candidate labelling with the lowest k-means cost on ``Y`` (eq. 14).
+
+    :math:`U^* = \arg\min_j \|Y - U_j G_j\|_F^2`, each :math:`G_j` the cluster means of
+    :math:`U_j`. Ties go to the lowest index, so a caller that lists the previous optimum first
+    keeps it unless a candidate is strictly better - which makes the U-step monotone.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n_samples, n_dims)
+        The projected data :math:`XW`.
+    candidates : sequence of ndarray of int, each of shape (n_samples,)
+
+    Returns
+    -------
+    index : int
+    costs : ndarray of shape (len(candidates),)
+    """
+    if len(candidates) == 0:
+        raise ValueError("best_candidate needs at least one candidate labelling.")
+    costs = np.array([kmeans_cost(Y, np.asarray(c)) for c in candidates])
+    return int(np.argmin(costs)), costs
+
+
+# --------------------------------------------------------------------------------------------
+# The alternating optimisation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UFCMResult:
+    """What :func:`ufcm` returns.
+
+    Attributes
+    ----------
+    components : ndarray of shape (n_features, n_components)
+        :math:`W`, orthonormal columns.
+    labels : ndarray of shape (n_samples,)
+        The final pseudo-labels :math:`U`.
+    objective : ndarray of shape (n_iter + 1,)
+        The smoothed objective after the initialisation and after each iteration.
+    n_iter : int
+        Outer iterations run (re-weight, U-step, W-step each).
+    converged : bool
+        Whether the relative change fell to ``tol`` before ``max_iter``.
+    eigenvalues : ndarray of shape (n_components,)
+        Of the last W-step's matrix, decreasing.
+    """
+
+    components: np.ndarray
+    labels: np.ndarray
+    objective: np.ndarray
+    n_iter: int
+    converged: bool
+    eigenvalues: np.ndarray
+
+
+def ufcm(
+    Xc: np.ndarray,
+    labels: np.ndarray,
+    *,
+    n_components: int,
+    alpha: float,
+    beta: float,
+    p: float,
+    propose: Callable[[np.ndarray, np.ndarray], Sequence[np.ndarray]],
+    v0: np.ndarray,
+    max_iter: int = 30,
+    tol: float = 1e-5,
+    solver: str = "auto",
+    callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+    factor: np.ndarray | None = None,
+) -> UFCMResult:
+    r"""The UFCM alternating optimisation (specs/ufcm.md B.5-B.7).
+
+    Initialisation: :math:`D = I`, :math:`U` = ``labels``, :math:`W` from the W-step. Then,
+    until the relative change of the objective is at most ``tol`` or ``max_iter`` iterations:
+
+    1. :math:`D` from :math:`W` (eq. 7, smoothed with :func:`smoothing_eps`);
+    2. U-step (eq. 14): the candidates are the previous :math:`U` followed by
+       ``propose(Y, U)`` (:math:`Y = XW`); :func:`best_candidate` keeps the cheapest, the
+       previous one on ties;
+    3. W-step (eq. 13) on :math:`A(U, D)`, Lanczos warm-started from the previous :math:`W`;
+    4. the objective.
+
+    Both steps cannot decrease the smoothed objective :math:`J_\varepsilon` (the U-step keeps
+    the previous labels among its candidates and uses optimal centroids; the W-step maximises a
+    minorant of :math:`J_\varepsilon` that touches it at the previous :math:`W`), so the recorded
+    history is non-decreasing up to the eigensolver's rounding (eqs. 15-16).
+
+    Parameters
+    ----------
+    Xc : ndarray of shape (n_samples, n_features)
+        Centred data without constant columns (see :func:`prepare_data`).
+    labels : ndarray of int, shape (n_samples,)
+        Initial pseudo-labels (k-means on the data).
+    n_components : int
+        :math:`d'`.
+    alpha, beta : float >= 0
+        Weights of the k-means term and of the penalty (``beta`` in the scale of ``Xc``).
+    p : float in (0, 2]
+    propose : callable ``(Y, labels) -> sequence of label arrays``
+        The candidate labellings of the U-step other than the previous one (the estimator
+        returns the k-means refinement of ``labels`` and ``r`` fresh k-means runs on ``Y``).
+    v0 : ndarray of shape (n_features,)
+        Random start vector of the first Lanczos run; later runs start from the previous
+        :math:`W` (its columns summed, plus 1% of ``v0``).
+    max_iter : int, default=30
+    tol : float, default=1e-5
+        Stop when :math:`|J_t - J_{t-1}| \le` ``tol`` :math:`\cdot |J_{t-1}|`.
+    solver : {"auto", "arpack", "dense"}, default="auto"
+        See :func:`w_step`.
+    callback : callable ``(iteration, W, labels)``, optional
+        Called after the initialisation (iteration 0) and after every iteration.
+    factor : ndarray, optional
+        :func:`isometric_coordinates` of ``Xc`` if the caller has it; for wide data it is
+        otherwise computed once here (the shift-invert W-steps reuse it).
+
+    Returns
+    -------
+    UFCMResult
+    """
+    n_features = Xc.shape[1]
+    eps = smoothing_eps(n_features, n_components)
+    v0 = np.asarray(v0, dtype=np.float64)
+    v0 = v0 / np.linalg.norm(v0)
+    labels = np.asarray(labels)
+    n_samples = Xc.shape[0]
+    wide = n_samples < n_features
+    if factor is None and wide and resolve_solver(solver, *Xc.shape, n_components) == "arpack":
+        factor = isometric_coordinates(Xc)
+
+    def step(d_weights: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return w_step(
+            Xc, labels, alpha, beta * d_weights, n_components, solver=solver, v0=start,
+            factor=factor if wide else None,
+        )
+
+    W, vals = step(np.ones(n_features), v0)
+    history = [objective(Xc, W, labels, alpha, beta, p, eps)]
+    if callback is not None:
+        callback(0, W, labels)
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        d_weights = reweight(W, p, eps)
+        Y = Xc @ W
+        candidates = [labels, *propose(Y, labels)]
+        best, _ = best_candidate(Y, candidates)
+        labels = np.asarray(candidates[best])
+        start = W.sum(axis=1)
+        start = start / np.linalg.norm(start) + _V0_NOISE * v0
+        W, vals = step(d_weights, start)
+        history.append(objective(Xc, W, labels, alpha, beta, p, eps))
+        if callback is not None:
+            callback(n_iter, W, labels)
+        if abs(history[-1] - history[-2]) <= tol * abs(history[-2]):
+            converged = True
+            break
+    return UFCMResult(
+        components=W,
+        labels=labels,
+        objective=np.asarray(history),
+        n_iter=n_iter,
+        converged=converged,
+        eigenvalues=vals,
+    )

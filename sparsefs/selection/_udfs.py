@@ -1,0 +1,178 @@
+"""UDFS: unsupervised discriminative feature selection with an l2,1 penalty."""
+
+import warnings
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from sparsefs._kernels import udfs as _kernel
+from sparsefs._kernels.graphs import knn_search, power_of_two_scale
+from sparsefs._kernels.laplacian_score import constant_columns
+from sparsefs.base import BaseSelector
+from sparsefs.selection._graph_common import (
+    as_float_input,
+    default_n_select,
+    effective_neighbors,
+)
+from sparsefs.utils._sklearn_compat import Interval
+
+__all__ = ["UDFS"]
+
+
+class UDFS(BaseSelector):
+    r"""l2,1-norm regularised discriminative feature selection (Yang et al., 2011); unsupervised.
+
+    For every sample :math:`x_i`, its local set :math:`N_i` is the sample and its :math:`k`
+    nearest neighbours, :math:`\tilde X_i` their data centred by
+    :math:`H = I_{k+1} - \frac1{k+1}\mathbf 1\mathbf 1^\top`, and :math:`S_i` the 0-1 matrix
+    that selects :math:`N_i` from the n samples. In the paper's notation (X is d x n),
+
+    .. math::
+
+        M = X\Big[\sum_{i=1}^n S_i H(\tilde X_i^\top\tilde X_i + \lambda I)^{-1}HS_i^\top\Big]
+            X^\top,
+        \qquad
+        \min_{W^\top W = I_c}\ \operatorname{Tr}(W^\top MW) + \gamma\|W\|_{2,1},
+
+    the local discriminative criterion (local total scatter regularised by :math:`\lambda`)
+    plus a row-sparsity penalty weighted by :math:`\gamma`. It is solved by the paper's
+    iteration: :math:`D = I`; repeat W = the c eigenvectors of :math:`M + \gamma D` with the
+    smallest eigenvalues, :math:`D_{ii} = 1/(2\|w^i\|)`; until the objective settles. Features
+    are ranked by :math:`\|w^i\|_2` (``scores_``).
+
+    :math:`\lambda` (``ridge``) and :math:`\gamma` (``gamma``) are separate parameters, and
+    :math:`S_i` selects the sample and its own neighbours (scikit-feature conflates
+    :math:`\lambda` with :math:`\gamma` and mis-indexes :math:`S_i`,
+    ``jundongl/scikit-feature#69``).
+
+    **Solved in the small dimension.** M has rank at most n. For d > 1000 features and fewer
+    samples than features, :math:`M + \gamma D` is diagonal plus rank :math:`\le n` and its
+    smallest eigenvectors come from Lanczos on its inverse applied by Woodbury's identity
+    (O(nd) per product); no d x d matrix is formed. Below that, M is formed and ``eigh``
+    is used. The method is deterministic.
+
+    **First step.** When d - rank(M) > c (always when d > n + c), the paper's first step
+    (D = I) has a whole eigenspace of minimisers; sparsefs averages over it (the expected row
+    norms of a random orthonormal c-frame of the null space of M) instead of letting an
+    eigensolver pick one arbitrarily. See ``docs/methods/udfs.md``.
+
+    **Scale.** UDFS is not invariant to rescaling features (with W orthonormal it favours
+    features that vary little locally); standardise X first (e.g.
+    :class:`sklearn.preprocessing.StandardScaler` in a pipeline) unless the units are
+    comparable. Constant features are left out and score 0, below every other feature.
+
+    Parameters
+    ----------
+    n_features_to_select : int, float or None, default=None
+        An int count, a float fraction in (0, 1] (rounded down, at least 1), or ``None``:
+        the l2,1 iteration shrinks rows without zeroing them, so there is no count of its
+        own; ``None`` keeps the best 10 % (at least one), as ``SelectPercentile``.
+    n_clusters : int, default=5
+        :math:`c`, the number of clusters = columns of W (at most the number of non-constant
+        features).
+    n_neighbors : int, default=5
+        :math:`k`, the neighbours in each local set (capped at ``n_samples - 1``).
+    gamma : float, default=1.0
+        :math:`\gamma > 0`, the weight of :math:`\|W\|_{2,1}`.
+    ridge : float, default=1.0
+        :math:`\lambda > 0`, the ridge of the local total scatter
+        :math:`\tilde X_i^\top\tilde X_i + \lambda I` (in squared units of X).
+    max_iter : int, default=300
+        Maximum number of W updates (the re-weighting converges linearly; 20-150 updates
+        are typical).
+    tol : float, default=1e-5
+        Stop when the objective changes by at most ``tol`` times its magnitude (the
+        re-weighting converges slowly near the end; the ranking is settled long before).
+
+    Attributes
+    ----------
+    scores_ : ndarray of shape (n_features_in_,)
+        :math:`\|w^i\|_2` (0 for constant features).
+    weights_ : ndarray of shape (n_features_in_, n_clusters)
+        W, with zero rows for constant features.
+    n_iter_ : int
+        W updates made.
+    objective_ : ndarray of shape (n_iter_,)
+        :math:`\operatorname{Tr}(W^\top MW) + \gamma\|W\|_{2,1}` after each update.
+    converged_ : bool
+    degenerate_start_ : bool
+        Whether the first step was the null-space average.
+    n_neighbors_ : int
+    ranking_, support_, n_features_to_select_, n_features_in_, feature_names_in_
+        As in every sparsefs selector.
+
+    References
+    ----------
+    .. [1] Y. Yang, H. T. Shen, Z. Ma, Z. Huang and X. Zhou, "l2,1-norm regularized
+       discriminative feature selection for unsupervised learning", Proceedings of the 22nd
+       International Joint Conference on Artificial Intelligence (IJCAI 2011), pp. 1589-1594.
+    .. [2] F. Nie, H. Huang, X. Cai and C. Ding, "Efficient and robust feature selection via
+       joint l2,1-norms minimization", NIPS 2010 (the re-weighting iteration).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsefs.selection import UDFS
+    >>> X = np.random.default_rng(0).normal(size=(40, 12))
+    >>> UDFS(n_features_to_select=3, n_clusters=2).fit(X).get_support().sum()
+    np.int64(3)
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseSelector._parameter_constraints,
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "ridge": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+    _supervised = False
+
+    def __init__(self, n_features_to_select=None, *, n_clusters=5, n_neighbors=5, gamma=1.0,
+                 ridge=1.0, max_iter=300, tol=1e-5):
+        self.n_features_to_select = n_features_to_select
+        self.n_clusters = n_clusters
+        self.n_neighbors = n_neighbors
+        self.gamma = gamma
+        self.ridge = ridge
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _fit(self, X, y_idx):
+        X = as_float_input(self, X)
+        n, d = X.shape
+        const = constant_columns(X)
+        keep = np.flatnonzero(~const)
+        if self.n_clusters > keep.size:
+            raise ValueError(
+                f"UDFS: n_clusters={self.n_clusters} exceeds n_features={keep.size} (the "
+                "number of non-constant features); W has orthonormal columns, so pass "
+                f"n_clusters <= {keep.size}."
+            )
+        Xk = X[:, keep]
+        k = effective_neighbors(self.n_neighbors, n)
+        neighbors, _ = knn_search(Xk / power_of_two_scale(Xk), k)
+        res = _kernel.udfs(
+            Xk, neighbors, self.n_clusters, gamma=self.gamma, ridge=self.ridge,
+            max_iter=self.max_iter, tol=self.tol,
+        )
+        W = np.zeros((d, self.n_clusters))
+        W[keep] = res.W
+        self.weights_ = W
+        self.n_iter_ = res.n_iter
+        self.objective_ = res.objective
+        self.converged_ = res.converged
+        self.degenerate_start_ = res.degenerate_start
+        self.n_neighbors_ = k
+        if not res.converged:
+            warnings.warn(
+                f"UDFS stopped at max_iter={self.max_iter} before the objective settled "
+                f"(tol={self.tol}); increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self.n_features_to_select_ = default_n_select(self, d)
+        self._set_selection(np.linalg.norm(W, axis=1))
