@@ -163,33 +163,16 @@ def _class_weights(counts: np.ndarray, balanced: bool) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-@njit(nogil=True, cache=True)
-def _add_rows(acc, row):  # pragma: no cover - compiled
-    for i in range(acc.shape[0]):
-        acc[i] += row[i]
-
-
-@njit(nogil=True, cache=True)
-def _class_sums_block(X, members, bounds, c0, c1, out):  # pragma: no cover - compiled
-    """``out[c, c0:c1] = sum of X[j, c0:c1] over the members j of class c`` (rows of X read
-    as contiguous segments; each class's partial sums stay in cache)."""
-    for c in range(bounds.shape[0] - 1):
-        acc = out[c, c0:c1]
-        acc[:] = 0.0
-        for t in range(bounds[c], bounds[c + 1]):
-            _add_rows(acc, X[members[t], c0:c1])
-
-
-def class_sums(X, y_idx: np.ndarray, n_classes: int, n_threads: int = 1) -> np.ndarray:
+def class_sums(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
     """Per-class column sums ``Y^T X`` (float64), ``Y`` the n x C class-indicator matrix.
 
-    One pass over X. Dense row-major X (float64 or float32, summed in float64): a compiled
-    loop over column chunks, each adding the rows of a class into that class's partial sums,
-    the chunks spread over ``n_threads`` threads. Other dense layouts and CSR/CSC X (never
-    densified): one product with the sparse indicator matrix (single-threaded). Not a dense
+    One product of the sparse indicator with X: a single pass over X (each sample's row is
+    added to its class row), dense or CSR/CSC (never densified), on one thread. Not a dense
     BLAS GEMM: for this C-row product OpenBLAS splits the work over threads that wait for each
     other, and on a shared machine one descheduled thread stalls the others (measured 10-100x
-    slower under load).
+    slower under load; at best ~15 % faster). A compiled, column-chunked loop on two threads
+    was measured no faster than this product (the pass is bound by reading X from memory).
+    float32 X is promoted to float64 (exact sums).
 
     Parameters
     ----------
@@ -197,32 +180,12 @@ def class_sums(X, y_idx: np.ndarray, n_classes: int, n_threads: int = 1) -> np.n
     y_idx : ndarray of shape (n_samples,)
         Class indices in ``0..n_classes-1``.
     n_classes : int
-    n_threads : int, default=1
 
     Returns
     -------
     sums : ndarray of shape (n_classes, n_features)
     """
     n = y_idx.shape[0]
-    dense = not sp.issparse(X)
-    if dense:
-        X = np.asarray(X)
-    if (
-        dense and HAVE_NUMBA and X.flags.c_contiguous and X.ndim == 2
-        and X.dtype in (np.float64, np.float32)
-    ):
-        p = X.shape[1]
-        counts = np.bincount(y_idx, minlength=n_classes)
-        members = np.argsort(y_idx, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        out = np.empty((n_classes, p))
-        n_threads = max(1, int(n_threads))
-        chunk = min(4096, max(512, -(-p // (_BLOCKS_PER_THREAD * n_threads))))
-        edges = [(c0, min(p, c0 + chunk)) for c0 in range(0, p, chunk)]
-        _run_blocks(
-            lambda c0, c1: _class_sums_block(X, members, bounds, c0, c1, out), edges, n_threads
-        )
-        return out
     Yt = sp.csr_array((np.ones(n), (y_idx, np.arange(n))), shape=(n_classes, n))
     if X.dtype != np.float64:
         X = X.astype(np.float64)
@@ -232,13 +195,7 @@ def class_sums(X, y_idx: np.ndarray, n_classes: int, n_threads: int = 1) -> np.n
 
 
 def l2_centers(
-    X,
-    y_idx: np.ndarray,
-    n_classes: int,
-    *,
-    balanced: bool = True,
-    spread: bool = False,
-    n_threads: int = 1,
+    X, y_idx: np.ndarray, n_classes: int, *, balanced: bool = True, spread: bool = False
 ) -> CenterStats:
     r"""Class means, shared center and gains of the sparse l2 center problem.
 
@@ -263,15 +220,13 @@ def l2_centers(
     spread : bool, default=False
         Also compute the pooled within-class standard deviation (a second pass over X:
         residuals for dense X, the moment identity for sparse X).
-    n_threads : int, default=1
-        Threads for the class sums of dense X.
 
     Returns
     -------
     CenterStats
     """
     counts = np.bincount(y_idx, minlength=n_classes).astype(np.float64)
-    means = class_sums(X, y_idx, n_classes, n_threads)
+    means = class_sums(X, y_idx, n_classes)
     means /= counts[:, None]
     finite = bool(np.isfinite(means).all())
     weight = np.ones(n_classes) if balanced else counts

@@ -100,8 +100,7 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         balanced = self.objective == "balanced"
         if self.norm == "l2":
             stats = _kernel.l2_centers(
-                X, y_idx, n_classes, balanced=balanced, spread=self.standardize,
-                n_threads=_resolve_n_threads(self.n_jobs),
+                X, y_idx, n_classes, balanced=balanced, spread=self.standardize
             )
         else:
             stats = _kernel.l1_centers(
@@ -301,9 +300,9 @@ class SparseCenterClassifier(_BaseSparseCenters):
         Measure each feature in units of its pooled within-class spread plus the median spread
         (see the choices above); ``False`` is the paper's classifier.
     n_jobs : int or None, default=None
-        Threads for the l1 column blocks and the l2 class sums of dense X. ``None`` or
-        ``-1``: all CPUs available to the process (not scikit-learn's "None means 1"); ``-2``:
-        all but one; a positive count.
+        Threads for the l1 column blocks (the l2 fit is one pass over X on one thread).
+        ``None`` or ``-1``: all CPUs available to the process (not scikit-learn's "None means
+        1"); ``-2``: all but one; a positive count.
 
     Attributes
     ----------
