@@ -100,7 +100,14 @@ def load_dataset(spec: DataSpec, *, seed: int | None = None) -> Dataset:
         ds = func(**params)
     else:
         func = import_object(str(spec.loader))
-        out = func(**params)
+        try:
+            out = func(**params)
+        except FileNotFoundError as exc:
+            if isinstance(exc, MissingDataError):
+                raise
+            # A custom loader signals absent local data the standard way; the runner's
+            # ``missing_data="skip"`` must treat it like a missing ASU set or file.
+            raise MissingDataError(f"loader {spec.loader!r}: {exc}") from exc
         if isinstance(out, tuple):
             X, y = out
             p = X.shape[1]

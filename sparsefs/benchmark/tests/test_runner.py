@@ -280,6 +280,19 @@ def test_missing_data_skip_or_error(tmp_path, monkeypatch):
         run(ExperimentSpec(**{**spec.__dict__, "missing_data": "error"}), progress=False)
 
 
+def test_missing_data_from_a_custom_loader_is_skipped(tmp_path, monkeypatch):
+    # The sparse KOS UCI loaders raise FileNotFoundError without SPARSEFS_DATA; the runner
+    # must skip them like a missing ASU set instead of failing the whole experiment.
+    monkeypatch.setenv("SPARSEFS_DATA", str(tmp_path))
+    blood = {"loader": "sparsefs.classification._sparse_kos_report:load_blood_transfusion"}
+    spec = ExperimentSpec(datasets=[blood, PLANTED], methods=["fisher_score"], k=[2], cv=3,
+                          estimators=["nb"], missing_data="skip")
+    res = run(spec, progress=False)
+    assert len(res.meta["skipped"]) == 1
+    assert "not found" in res.meta["skipped"][0]["reason"]
+    assert set(res.table["dataset"]) == {"planted_classification"}
+
+
 def test_unknown_parameter_and_ranking_errors():
     spec = ExperimentSpec(datasets=[PLANTED], methods=[{"stem": "fisher_score",
                                                        "params": {"alpha": 1}}], k=[2], cv=3)
