@@ -95,6 +95,36 @@ def _wide(best: pd.DataFrame, methods: list[str], row_keys: list[str], up: bool,
     return _md_table([*row_keys, *methods], rows)
 
 
+def _method_mode(m: dict[str, Any], protocol: str) -> str:
+    what = m.get("stem") or m.get("estimator")
+    return m.get("mode") or ("all" if not what else "own" if protocol == "clustering" else "rank")
+
+
+def _uses_k_grid(spec: dict[str, Any], protocol: str) -> bool:
+    """Whether any method is evaluated over the k grid (``rank`` / ``refit`` modes)."""
+    return any(_method_mode(m, protocol) in ("rank", "refit") for m in spec.get("methods", []))
+
+
+def _spread_words(spec: dict[str, Any], protocol: str) -> str:
+    """What the ± of a cell is taken over, in the protocol's terms."""
+    if protocol == "supervised":
+        return "folds"
+    reps = "repetitions" if spec.get("cv", {}).get("n_repeats", 1) > 1 else ""
+    if protocol == "unsupervised":
+        runs = f"{spec.get('n_runs')} k-means runs"
+        return f"{reps} and {runs}" if reps else runs
+    return reps or "repetitions"
+
+
+def _best_caption(spec: dict[str, Any], protocol: str) -> str:
+    spread = _spread_words(spec, protocol)
+    if not _uses_k_grid(spec, protocol):
+        return (f"Mean ± sd over {spread}, at each method's own number of features (in "
+                "parentheses; 0 = the method's own rule). Bold: the best method of the row.")
+    return (f"Mean ± sd over {spread} at the k (in parentheses) where the mean is best; ties "
+            "go to the smallest k. Bold: the best method of the row.")
+
+
 def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) -> str:
     meta = results.meta
     spec = meta.get("spec", {})
@@ -126,13 +156,11 @@ def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) ->
         f"- Resampling: {_cv_words(cv, protocol)}; selection is always fitted on the training "
         "rows of each fold." if cv.get("scheme") != "none" else
         f"- Resampling: {_cv_words(cv, protocol)}.",
-        f"- Numbers of selected features k: {grid_text}.",
+        f"- Numbers of selected features k: {grid_text}." if _uses_k_grid(spec, protocol) else
+        "- Numbers of selected features: each method's own rule (no k grid).",
         f"- Downstream: {est_text}.",
         f"- Metrics: {', '.join(spec.get('metrics', []))}; mean ± sd over "
-        + ("folds." if protocol == "supervised" else
-           f"{'repetitions and ' if cv.get('n_repeats', 1) > 1 else ''}"
-           + (f"{spec.get('n_runs')} k-means runs." if protocol == "unsupervised" else
-              "repetitions.")),
+        f"{_spread_words(spec, protocol)}.",
         f"- Preprocessing: {prep_text}.",
         f"- Root seed {spec.get('seed')}; spec hash `{meta.get('spec_hash')}`; n_jobs "
         f"{meta.get('n_jobs')}; wall time {load.get('wall_s', float('nan')):.1f} s.",
@@ -155,8 +183,7 @@ def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) ->
         label = m.get("label") or m.get("stem") or (
             str(m.get("estimator", "")).rsplit(":", 1)[-1] or "all features")
         what = m.get("stem") or m.get("estimator") or "—"
-        mode = m.get("mode") or ("all" if what == "—" else
-                                 "own" if protocol == "clustering" else "rank")
+        mode = _method_mode(m, protocol)
         params = ", ".join(f"{k}={v!r}" for k, v in (m.get("params") or {}).items()) or "—"
         method_rows.append([label, f"`{what}`", _MODE_WORDS[mode], params])
     out += ["### Methods", "", _md_table(["method", "estimator", "mode", "parameters"],
@@ -169,8 +196,7 @@ def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) ->
     best_all = best_over_k(results, metric, k_max=k_max)
     best_all = best_all[best_all["estimator"] != "selection"]
     out += [f"### Best {metric} over k{kmax_text} ({arrow})", "",
-            "Mean ± sd over folds at the k (in parentheses) where the fold-mean is best; ties go "
-            "to the smallest k. Bold: the best method of the row.", "",
+            _best_caption(spec, protocol), "",
             _wide(best_all, methods, ["dataset", "estimator"], up), ""]
     if protocol != "clustering" and len(spec.get("k", [])) > 1:
         mean_k = mean_over_k(results, metric, k_max=k_max)

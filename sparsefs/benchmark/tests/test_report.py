@@ -164,3 +164,20 @@ def test_reproduction_without_paper_values_says_ours(tmp_path):
     repro = reproduce(spec, progress=False)
     text = markdown_report(repro.results, title="x", reproduction=repro.spec)
     assert "every number in this report is ours" in text
+
+
+def test_report_words_follow_the_protocol():
+    # Clustering methods use their own rule: the report must not print the (unused) k grid,
+    # and the ± is over redrawn repetitions, not folds. Unsupervised: over k-means runs.
+    from sparsefs.benchmark._report import _best_caption, _spread_words, _uses_k_grid
+
+    own = {"methods": [{"stem": "sparse_kmeans"}, {"estimator": "x:KMeans", "mode": "all"}],
+           "cv": {"n_repeats": 3}, "k": [1, 2]}
+    assert not _uses_k_grid(own, "clustering")
+    assert _spread_words(own, "clustering") == "repetitions"
+    assert "own number of features" in _best_caption(own, "clustering")
+    unsup = {"methods": [{"stem": "laplacian_score"}], "n_runs": 20, "cv": {"n_repeats": 1}}
+    assert _uses_k_grid(unsup, "unsupervised")
+    assert _spread_words(unsup, "unsupervised") == "20 k-means runs"
+    assert "folds" not in _best_caption(unsup, "unsupervised")
+    assert _spread_words({"methods": []}, "supervised") == "folds"
