@@ -1,9 +1,8 @@
 """Report hook of ``sparsefs reproduce sparse_kmeans`` (``configs/sparse_kmeans.toml``).
 
 :func:`extra_sections` adds what the generic report cannot know: the gap curve of Experiment 1
-and the paper's qualitative claims checked against our numbers. It reads the results tables
-only (no import of the harness, the plotting module or matplotlib: the estimator packages
-never import them).
+(a table, and a figure when matplotlib is installed) and the paper's qualitative claims
+checked against our numbers.
 """
 
 from pathlib import Path
@@ -25,7 +24,7 @@ def _per_rep(table, metric: str, estimator: str):
     return rows.groupby(["experiment", "dataset", "method"])["value"]
 
 
-def _gap_section(quick: bool) -> str:
+def _gap_section(quick: bool, outdir: Path | None = None) -> str:
     from sklearn.preprocessing import StandardScaler
 
     from sparsefs.clustering._sparse_kmeans import L0KMeans
@@ -54,7 +53,25 @@ def _gap_section(quick: bool) -> str:
         mark = " **(chosen)**" if i == gap.best_index else ""
         lines.append(f"| {int(s)}{mark} | {gap.gap[i]:.3f} | {gap.sd[i]:.3f} | "
                      f"{gap.log_objective[i]:.3f} | {ref[i]:.3f} |")
+    figure = None if outdir is None else _gap_figure(gap, outdir)
+    if figure is not None:
+        lines += ["", f"![Experiment 1 gap curve]({figure})"]
     return "\n".join(lines)
+
+
+def _gap_figure(gap: Any, outdir: Path) -> str | None:
+    """Save the gap curve in ``outdir``; its link from the report (None without matplotlib)."""
+    try:
+        from sparsefs.plotting import new_figure, plot_gap_curve, save_figure
+
+        fig, axes = new_figure()
+    except ImportError:
+        return None
+    ax = axes[0, 0]
+    plot_gap_curve(gap.grid, gap.gap, gap.sd, chosen=float(gap.best), ax=ax)
+    ax.set_title("Experiment 1: gap statistic of L0KMeans")
+    path = save_figure(fig, Path(outdir) / "exp1_gap_curve.png")
+    return f"{Path(outdir).name}/{path.name}"  # the report sits beside outdir
 
 
 def _claims_section(table) -> str:
@@ -114,11 +131,11 @@ def extra_sections(reproduction: Any, outdir: Path) -> str:
     ----------
     reproduction : sparsefs.benchmark.Reproduction
     outdir : pathlib.Path
-        Unused (no figures: the estimator package does not import the plotting module).
+        Where the gap-curve figure is saved (linked relative to the report).
 
     Returns
     -------
     str
     """
     table = _table(reproduction.results)
-    return _gap_section(reproduction.quick) + "\n\n" + _claims_section(table) + "\n"
+    return _gap_section(reproduction.quick, outdir) + "\n\n" + _claims_section(table) + "\n"
