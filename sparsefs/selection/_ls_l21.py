@@ -1,12 +1,7 @@
 """Least squares with an l2,1 penalty (multi-task lasso on the class indicators)."""
 
-import warnings
-from typing import ClassVar
-
 from sparsefs._kernels import ls_l21 as _kernel
-from sparsefs._kernels.l21 import GroupL21Penalty, prepare_design, row_norms, selection_scores
-from sparsefs.exceptions import ConvergenceWarning
-from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
+from sparsefs.selection._baseline_utils import SparseLinearSelector
 
 __all__ = ["LsL21"]
 
@@ -90,44 +85,5 @@ class LsL21(SparseLinearSelector):
     True
     """
 
-    _parameter_constraints: ClassVar[dict] = {**SparseLinearSelector._parameter_constraints}
-
-    def __init__(self, n_features_to_select=None, *, alpha=0.5, standardize=True, max_iter=1000,
-                 tol=1e-4):
-        self.n_features_to_select = n_features_to_select
-        self.alpha = alpha
-        self.standardize = standardize
-        self.max_iter = max_iter
-        self.tol = tol
-
-    def _fit(self, X, y_idx):
-        prep = prepare_design(X, center=True, standardize=self.standardize)
-        Y = one_hot_labels(y_idx, int(y_idx.max()) + 1)
-        lam_max = _kernel.lambda_max(prep.X, Y)
-        res = _kernel.ls_l21(prep.X, Y, self.alpha, lam_max=lam_max, max_iter=self.max_iter,
-                             tol=self.tol)
-        _warn_unconverged(self, res)
-        lam = max(self.alpha * lam_max, 1e-300)
-        scores = selection_scores(res.coef, GroupL21Penalty().entry_closeness(res.grad, lam),
-                                  prep.constant)
-        unit = 1.0 if self.standardize else float(prep.scale[0]) if prep.scale.size else 1.0
-        self.coef_ = res.coef / unit
-        self.intercept_ = res.intercept
-        self.alpha_max_ = float(lam_max) * unit
-        self.n_iter_ = int(res.n_iter)
-        self.objective_ = res.objective
-        self.kkt_residual_ = float(res.kkt)
-        support = None
-        if self.n_features_to_select_ is None:
-            support = (row_norms(res.coef) > 0) & ~prep.constant
-        self._set_selection(scores, support)
-
-
-def _warn_unconverged(est, res) -> None:
-    if not res.converged:
-        warnings.warn(
-            f"{type(est).__name__} did not converge in max_iter={est.max_iter} iterations "
-            f"(relative KKT residual {res.kkt:.1e} > tol={est.tol}); increase max_iter or tol.",
-            ConvergenceWarning,
-            stacklevel=4,
-        )
+    _lambda_max = staticmethod(_kernel.lambda_max)
+    _solver = staticmethod(_kernel.ls_l21)

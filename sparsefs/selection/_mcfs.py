@@ -10,6 +10,7 @@ from sparsefs._kernels import mcfs as _kernel
 from sparsefs._kernels.graphs import power_of_two_scale
 from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
+from sparsefs.selection._baseline_utils import one_blas_thread
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,
     as_float_input,
@@ -118,6 +119,7 @@ class MCFS(BaseSelector):
         self.bandwidth = bandwidth
         self.n_nonzero_coefs = n_nonzero_coefs
 
+    @one_blas_thread
     def _fit(self, X, y_idx):
         X = as_float_input(self, X)
         n, d = X.shape

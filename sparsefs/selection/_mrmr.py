@@ -38,8 +38,29 @@ class MRMR(BaseSelector):
       plug-in MI of the contingency tables; or
     * ``mi_estimator="ksg"``: the nearest-neighbour estimators for continuous variables (Ross
       2014 for :math:`I(x_j; y)`, Kraskov et al. 2004 for :math:`I(x_j; x_s)`; equal to
-      scikit-learn's ``mutual_info_classif`` / ``mutual_info_regression``), after scaling and a
-      :math:`10^{-10}` jitter drawn from ``random_state``.
+      scikit-learn's ``mutual_info_classif`` / ``mutual_info_regression`` for the same
+      ``n_neighbors``), after scaling and a :math:`10^{-10}` jitter drawn from
+      ``random_state``. The default :math:`k = 10` (scikit-learn's functions use 3): a larger
+      k lowers the estimator's variance at the price of some bias (Kraskov et al. 2004), and
+      mRMR only *compares* estimates - on the 100 x 2000 planted design (seeds 0-3) MID
+      recovers 18-20/20 planted features with k = 10 against 15-16/20 with k = 3, whose noise
+      lets pure-noise features outscore the weaker planted ones once the redundancy is
+      subtracted.
+
+    **The quotient's denominator** (MIQ, FCQ) is floored at the redundancy estimator's null
+    level, the value it takes on average for independent variables: :math:`(3-1)(3-1)/(2n) =
+    2/n` for the plug-in MI of two three-state variables (its first-order bias, Miller 1955),
+    :math:`\sqrt{2/(\pi(n-1))}` for the absolute correlation, and for the KSG estimate - which
+    is clipped at 0, so half the estimates for independent pairs are exactly 0 - the mean
+    estimate between the most relevant feature with its samples permuted (by ``random_state``)
+    and up to 200 features. Below that level a mean redundancy is estimation noise, and
+    dividing by it made the criterion of noise features unbounded (with a floor of
+    :math:`10^{-12}`, MIQ on the planted design, seed 0: 15/20 three-state, 3/20 KSG). Even
+    floored, the quotient prefers features independent of the selected ones to relevant but
+    redundant ones; on that design, where all planted features share the class structure, MIQ
+    recovers 17-19/20 with the three-state estimator and only 5-10/20 with KSG (seeds 0-3),
+    whose noise features' relevance is large next to their redundancy's null level. MID (the
+    default), FCD and FCQ recover 18-20/20; the difference form is the robust choice.
 
     Never a discrete estimator on raw continuous values (scikit-feature's MRMR treats every
     distinct float as a symbol and recovers 0/20 planted features, specs/peers.md §5.2 item 12).
@@ -64,10 +85,12 @@ class MRMR(BaseSelector):
         correlation (``fc*``) relevance and redundancy.
     mi_estimator : {"three_state", "ksg"}, default="three_state"
         Mutual-information estimator for ``mid`` / ``miq`` (unused by ``fcd`` / ``fcq``).
-    n_neighbors : int, default=3
-        :math:`k` of the ``"ksg"`` estimator.
+    n_neighbors : int, default=10
+        :math:`k` of the ``"ksg"`` estimator (see above for the default), capped at
+        ``n_samples - 1`` (the value used is ``n_neighbors_``).
     random_state : int, RandomState instance or None, default=None
-        The jitter of the ``"ksg"`` estimator; unused otherwise.
+        The jitter and the permutation (quotient floor) of the ``"ksg"`` estimator; unused
+        otherwise.
 
     Attributes
     ----------
@@ -84,6 +107,11 @@ class MRMR(BaseSelector):
         :math:`I(x_j; y)` in nats, or :math:`F_j` for ``fcd`` / ``fcq``.
     n_evaluations_ : int
         Redundancy values computed (at most ``|S|`` times the number of features).
+    n_neighbors_ : int
+        The :math:`k` used by ``"ksg"`` (only set for it).
+    quotient_floor_ : float
+        The floor of the quotient's mean redundancy (its estimator's null level, see above);
+        unused by ``mid`` / ``fcd``.
     ranking_, support_, n_features_to_select_, n_features_in_, feature_names_in_ :
         As for every selector.
 
@@ -98,6 +126,8 @@ class MRMR(BaseSelector):
            Rev. E 69, 2004.
     .. [4] B. C. Ross, "Mutual information between discrete and continuous data sets", PLoS ONE
            9(2), 2014.
+    .. [5] G. A. Miller, "Note on the bias of information estimates", in Information Theory in
+           Psychology: Problems and Methods, H. Quastler (ed.), Free Press, 1955.
 
     Examples
     --------
@@ -123,7 +153,7 @@ class MRMR(BaseSelector):
         *,
         criterion="mid",
         mi_estimator="three_state",
-        n_neighbors=3,
+        n_neighbors=10,
         random_state=None,
     ):
         self.n_features_to_select = n_features_to_select
@@ -140,6 +170,7 @@ class MRMR(BaseSelector):
         if not use_mi:
             relevance = _fisher(X, y_idx, n_classes)[0] * max(n - n_classes, 1) / (n_classes - 1)
             Z = _kernel.standardize_columns(X)
+            floor = float(np.sqrt(2.0 / (np.pi * max(n - 1, 1))))
 
             def redundancy(s, cols):
                 return _kernel.abs_correlation(Z, s, cols)
@@ -147,17 +178,18 @@ class MRMR(BaseSelector):
         elif self.mi_estimator == "three_state":
             codes = _mi.three_state_codes(X)
             relevance = _mi.plugin_mi(codes, y_idx, 3, n_classes)
+            floor = 2.0 / n
 
             def redundancy(s, cols):
                 return _mi.plugin_mi(codes[:, cols], codes[:, s], 3, 3)
 
         else:
-            k = self.n_neighbors
-            if k >= n:
+            if n < 2:
                 raise ValueError(
-                    f"MRMR(mi_estimator='ksg') needs n_neighbors < n_samples; got "
-                    f"n_neighbors={k}, n_samples={n}."
+                    f"MRMR(mi_estimator='ksg') needs at least 2 samples; got n_samples={n}."
                 )
+            k = min(self.n_neighbors, n - 1)  # as scikit-learn caps k at a class's size - 1
+            self.n_neighbors_ = k
             rng = rng_from(self.random_state)
             Xj = _mi.scale_and_jitter(X, rng.standard_normal(X.shape))
             relevance = _mi.ksg_mi_classif(Xj, y_idx, k)
@@ -167,9 +199,15 @@ class MRMR(BaseSelector):
             def redundancy(s, cols):
                 return _mi.ksg_mi_pairs(XT, XT[s], k, cols, orders)
 
+            floor = 0.0
+            if quotient:
+                floor = _ksg_null_level(XT, orders, np.where(constant, -np.inf, relevance), k,
+                                        rng, ~constant)
+
         relevance = np.where(constant, 0.0, relevance)
+        floor = max(floor, 1e-12)
         path = _kernel.mrmr_greedy(relevance, redundancy, self.n_features_to_select_,
-                                   quotient=quotient, eligible=~constant)
+                                   quotient=quotient, eligible=~constant, floor=floor)
         order = path.order
         rest = np.setdiff1d(np.arange(p), order)
         rest = rest[np.lexsort((rest, -relevance[rest], constant[rest]))]
@@ -181,8 +219,22 @@ class MRMR(BaseSelector):
         self.redundancy_ = path.redundancy
         self.relevance_ = relevance
         self.n_evaluations_ = path.n_evaluations
+        self.quotient_floor_ = floor
         support = None
         if self.n_features_to_select_ is None:
             support = np.zeros(p, dtype=bool)
             support[order] = True
         self._set_selection(scores, support)
+
+
+def _ksg_null_level(XT, orders, relevance, k, rng, eligible, n_pairs=200):
+    """Mean KSG estimate between the most relevant feature, its samples permuted, and up to
+    ``n_pairs`` eligible features: the estimator's level for independent variables."""
+    cols = np.flatnonzero(eligible)
+    if cols.size == 0:
+        return 0.0
+    s = int(np.argmax(relevance))
+    v = XT[s][rng.permutation(XT.shape[1])]
+    if cols.size > n_pairs:
+        cols = np.sort(rng.choice(cols, n_pairs, replace=False))
+    return float(_mi.ksg_mi_pairs(XT, v, k, cols, orders).mean())

@@ -13,6 +13,7 @@ from sparsefs._kernels import ndfs as _kernel
 from sparsefs._kernels.graphs import normalized_laplacian, power_of_two_scale
 from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
+from sparsefs.selection._baseline_utils import one_blas_thread
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,
     as_float_input,
@@ -166,6 +167,7 @@ class NDFS(BaseSelector):
         self.n_init = n_init
         self.random_state = random_state
 
+    @one_blas_thread
     def _fit(self, X, y_idx):
         X = as_float_input(self, X)
         n, d = X.shape

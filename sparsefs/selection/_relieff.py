@@ -7,7 +7,7 @@ import numpy as np
 
 from sparsefs._kernels import relieff as _kernel
 from sparsefs.base import BaseSelector
-from sparsefs.selection._baseline_utils import rng_from
+from sparsefs.selection._baseline_utils import one_blas_thread, rng_from
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, StrOptions
 
 __all__ = ["ReliefF"]
@@ -126,6 +126,7 @@ class ReliefF(BaseSelector):
         self.threshold = threshold
         self.random_state = random_state
 
+    @one_blas_thread
     def _fit(self, X, y_idx):
         n = X.shape[0]
         instances = None

@@ -1,14 +1,17 @@
 """RFS: robust feature selection by joint l2,1-norm minimisation (Nie et al. 2010)."""
 
 import warnings
-from typing import ClassVar
 
 import numpy as np
 
 from sparsefs._kernels import rfs as _kernel
 from sparsefs._kernels.l21 import prepare_design, row_norms, selection_scores
 from sparsefs.exceptions import ConvergenceWarning
-from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
+from sparsefs.selection._baseline_utils import (
+    SparseLinearSelector,
+    one_blas_thread,
+    one_hot_labels,
+)
 
 __all__ = ["RFS"]
 
@@ -106,16 +109,12 @@ class RFS(SparseLinearSelector):
     True
     """
 
-    _parameter_constraints: ClassVar[dict] = {**SparseLinearSelector._parameter_constraints}
-
     def __init__(self, n_features_to_select=None, *, alpha=0.5, standardize=True, max_iter=300,
                  tol=1e-4):
-        self.n_features_to_select = n_features_to_select
-        self.alpha = alpha
-        self.standardize = standardize
-        self.max_iter = max_iter
-        self.tol = tol
+        super().__init__(n_features_to_select, alpha=alpha, standardize=standardize,
+                         max_iter=max_iter, tol=tol)
 
+    @one_blas_thread
     def _fit(self, X, y_idx):
         prep = prepare_design(X, center=self.standardize, standardize=self.standardize)
         Y = one_hot_labels(y_idx, int(y_idx.max()) + 1)
@@ -134,7 +133,7 @@ class RFS(SparseLinearSelector):
         coef = np.where(nonzero[:, None], res.coef, 0.0)
         closeness = row_norms(prep.X.T @ res.dual) / max(gamma, 1e-300) - 1.0
         scores = selection_scores(coef, closeness, prep.constant)
-        unit = 1.0 if self.standardize else float(prep.scale[0]) if prep.scale.size else 1.0
+        unit = self._unit(prep)
         self.coef_ = res.coef / unit
         self.dual_coef_ = res.dual
         self.gamma_ = float(gamma) * unit

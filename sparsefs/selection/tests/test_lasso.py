@@ -115,14 +115,20 @@ def test_units_do_not_matter_when_standardized(small):
 
 
 def test_planted_recovery():
-    """The l1 penalty keeps a sparse separating subset: on make_planted_classification(0) the
-    penalty with exactly 20 nonzero rows holds 15 planted features (measured; the design's
-    planted features are class-redundant, and the lasso keeps one of a group). The elastic net
-    (test_elastic_net.py) recovers >= 18/20."""
+    """Below the issue's 18/20, by the method's nature (documented in the class docstring).
+
+    On make_planted_classification(0) the penalty with exactly 20 nonzero rows holds 15 planted
+    features (measured). The path is exact (KKT-checked, equal to scikit-learn's saga above):
+    for seeds 0, 1, 2 the first 15 features to enter are planted, then noise enters before the
+    rest - once 15 features separate the 100 samples, the logistic loss is ~0 and a weak
+    single-class feature fits the remaining boundary samples no better than noise. The
+    least-squares lasso (``sklearn.linear_model.lasso_path`` on the one-hot classes) also keeps
+    16/20 at 20 nonzero rows. The elastic net (test_elastic_net.py) recovers >= 18/20.
+    """
     data = make_planted_classification(random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = LassoSelector(n_features_to_select=20).fit(data.X, data.y)
     assert (est.support_ & data.support).sum() >= 15
-    top = LassoSelector(n_features_to_select=5).fit(data.X, data.y)
-    assert (top.support_ & data.support).sum() == 5
+    top = LassoSelector(n_features_to_select=15).fit(data.X, data.y)
+    assert (top.support_ & data.support).sum() == 15  # the first 15 on the path: all planted
