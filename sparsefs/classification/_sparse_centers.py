@@ -12,6 +12,7 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import assert_all_finite, check_is_fitted, validate_data
 
+from sparsefs._dask import is_dask_collection
 from sparsefs._kernels import sparse_centers as _kernel
 from sparsefs._kernels.sparse_centers_cv import grid_predictions
 from sparsefs.base import BaseSelectingClassifier
@@ -70,37 +71,20 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         "n_jobs": [Integral, None],
     }
     _accept_sparse = ("csr", "csc")
+    # Every entry of X enters a class sum (l2) or a class dispersion (l1), so NaN or infinity
+    # in X makes those non-finite; only then is X itself scanned (scikit-learn's
+    # ``assert_all_finite``, with its usual messages, in _center_stats). This saves one full
+    # read of X per fit.
+    _fit_checks_finite = False
 
     # -- fitting -------------------------------------------------------------------------
-
-    def _validate(self, X, y=None, *, reset: bool):
-        """As the base class, but finiteness is checked on the class statistics.
-
-        Every entry of X enters a class sum (l2) or a class dispersion (l1), so NaN or
-        infinity in X makes those non-finite; only then is X itself scanned (by scikit-learn's
-        ``assert_all_finite``, with its usual messages). This saves one full read of X.
-        """
-        kw = {
-            "reset": reset,
-            "accept_sparse": self._accept_sparse,
-            "dtype": _FLOAT_DTYPES,
-            "ensure_all_finite": False,
-        }
-        try:
-            return validate_data(self, X, **kw) if y is None else validate_data(self, X, y, **kw)
-        except ValueError as exc:
-            if "could not convert" in str(exc) or "invalid literal" in str(exc):
-                raise ValueError(
-                    f"{type(self).__name__} needs numeric X; X holds a value that is not a number "
-                    f"({exc})."
-                ) from exc
-            raise
 
     def _center_stats(self, X, y_idx, n_classes: int) -> _kernel.CenterStats:
         balanced = self.objective == "balanced"
         if self.norm == "l2":
             stats = _kernel.l2_centers(
-                X, y_idx, n_classes, balanced=balanced, spread=self.standardize
+                X, y_idx, n_classes, balanced=balanced, spread=self.standardize,
+                n_threads=_resolve_n_threads(self.n_jobs),
             )
         else:
             stats = _kernel.l1_centers(
@@ -121,19 +105,6 @@ class _BaseSparseCenters(BaseSelectingClassifier):
             return stats.gains, None
         scale = _kernel.standard_scale(stats.spread)
         return stats.gains / (scale * scale if self.norm == "l2" else scale), scale
-
-    def _set_selection(self, scores, support=None) -> None:
-        """:meth:`SupportMixin._set_selection` with the faster, identical ranking of
-        :func:`sparsefs._kernels.sparse_centers.rank_fast` (the stable sort of ``rank_scores``
-        costs more than the whole l2 fit otherwise). Only the top-``k`` path is used here."""
-        scores = np.asarray(scores, dtype=np.float64)
-        if scores.shape != (self.n_features_in_,) or np.isnan(scores).any() or support is not None:
-            raise RuntimeError(f"{type(self).__name__} produced invalid scores (a bug).")
-        ranking = _kernel.rank_fast(scores)
-        self.scores_ = scores
-        self.ranking_ = ranking
-        self.support_ = ranking <= self.n_features_to_select_
-        self.n_features_to_select_ = int(self.support_.sum())
 
     def _store(self, stats: _kernel.CenterStats) -> None:
         """Keep the statistics, select the top features and build the centers."""
@@ -171,6 +142,10 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
+        if is_dask_collection(X):  # a lazy dask array, per row block (docs/dask.md)
+            from sparsefs._dask._sparse_centers import decision_function
+
+            return decision_function(self, X)
         check_is_fitted(self, "support_")
         X = validate_data(
             self, X, reset=False, accept_sparse=self._accept_sparse, dtype=_FLOAT_DTYPES
@@ -198,6 +173,10 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         -------
         ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):  # a lazy dask array, per row block (docs/dask.md)
+            from sparsefs._dask._sparse_centers import predict
+
+            return predict(self, X)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]
@@ -276,8 +255,9 @@ class SparseCenterClassifier(_BaseSparseCenters):
         + _MATH
         + _CHOICES
         + r"""
-    Cost: l2, one pass over X (class sums by one product with the class-indicator matrix;
-    sparse X is never densified); l1, class medians by partitioning column blocks in class
+    Cost: l2, one pass over X (class sums by a compiled loop over column tiles, on threads
+    over column blocks; sparse X: one product with the class-indicator matrix, never
+    densified); l1, class medians by partitioning column blocks in class
     order, and weighted medians by a compiled weighted selection, on a thread pool, memory
     bounded by a few column blocks. The ranking is nested in ``k`` (the solution for ``k`` is
     the top ``k`` of ``ranking_``), so one fit answers every ``k``
@@ -300,9 +280,10 @@ class SparseCenterClassifier(_BaseSparseCenters):
         Measure each feature in units of its pooled within-class spread plus the median spread
         (see the choices above); ``False`` is the paper's classifier.
     n_jobs : int or None, default=None
-        Threads for the l1 column blocks (the l2 fit is one pass over X on one thread).
-        ``None`` or ``-1``: all CPUs available to the process (not scikit-learn's "None means
-        1"); ``-2``: all but one; a positive count.
+        Threads over column blocks (l1 statistics; l2 class sums of dense X with at least
+        2**23 entries). ``None`` or ``-1``: all CPUs available to the process (not
+        scikit-learn's "None means 1"); ``-2``: all but one; a positive count. The result does
+        not depend on it.
 
     Attributes
     ----------
@@ -370,6 +351,12 @@ class SparseCenterClassifier(_BaseSparseCenters):
         if self.n_features_to_select_ is None:
             self.n_features_to_select_ = min(DEFAULT_N_FEATURES, X.shape[1])
         self._store(self._center_stats(X, y_idx, self.classes_.shape[0]))
+
+    def _fit_dask(self, X, y_idx):
+        """``fit`` on a dask array: the same statistics, as numpy (docs/dask.md)."""
+        from sparsefs._dask import _sparse_centers as _dask_centers
+
+        _dask_centers.fit(self, X, y_idx)
 
 
 class SparseCenterClassifierCV(_BaseSparseCenters):

@@ -8,6 +8,8 @@
   benchmark sets, found locally (``SPARSEFS_DATA``) or downloaded, always checksum-verified.
 * ``make_*``: synthetic designs from the papers sparsefs implements, with the true support.
 * :func:`load_default`: the wine data plus noise features, bundled (no download).
+* :func:`load_text_corpus`, :func:`list_text_corpora`: two-class sentiment corpora (local copies)
+  as bag-of-words CSR matrices.
 """
 
 from ._asu import ASU_DATASETS, BASE_URL, ChecksumError, fetch_asu, get_data_home, list_asu
@@ -22,18 +24,22 @@ from ._synthetic import (
     make_sparse_clusters_exp3,
     make_sparse_clusters_exp4,
 )
+from ._text import TEXT_CORPORA, list_text_corpora, load_text_corpus
 
 __all__ = [
     "ASU_DATASETS",
     "BASE_URL",
     "SUPPORTED_EXTENSIONS",
+    "TEXT_CORPORA",
     "ChecksumError",
     "Dataset",
     "fetch_asu",
     "get_data_home",
     "list_asu",
+    "list_text_corpora",
     "load",
     "load_default",
+    "load_text_corpus",
     "make_kos_rings",
     "make_kos_sine",
     "make_planted_classification",

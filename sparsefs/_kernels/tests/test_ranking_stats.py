@@ -38,6 +38,30 @@ def test_top_k_mask_has_k_best(scores, k):
         assert scores[mask].min() >= scores[~mask].max()
 
 
+def _stable_ranking(scores):
+    ranking = np.empty(scores.shape[0], dtype=np.int64)
+    ranking[np.argsort(-scores, kind="stable")] = np.arange(1, scores.shape[0] + 1)
+    return ranking
+
+
+def test_rank_scores_packed_sort_equals_stable_sort():
+    """The packed-key sort (and its fallback on near-ties) equals the stable argsort: large p,
+    exact ties, +-0, +-inf, subnormals, and distinct scores that differ only in the low bits
+    dropped by the packing (which must take the fallback)."""
+    rng = np.random.default_rng(0)
+    tiny = np.finfo(np.float64).eps
+    cases = [
+        rng.normal(size=20000),
+        np.where(rng.random(20000) < 0.9, 0.0, rng.random(20000)),  # many exact ties
+        rng.choice([0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, 1.0], size=3000),
+        1.0 + rng.integers(-8, 8, size=5000) * tiny,  # near-ties: the fallback
+        np.exp(rng.normal(size=5000) * 100) * rng.choice([-1.0, 1.0], size=5000),
+        np.array([1.0, np.nextafter(1.0, 2.0), 1.0, np.nextafter(1.0, 0.0)]),
+    ]
+    for scores in cases:
+        np.testing.assert_array_equal(rank_scores(scores), _stable_ranking(scores))
+
+
 def test_rank_scores_rejects_nan():
     import pytest
 

@@ -233,11 +233,13 @@ def test_two_class_gains_are_the_papers_statistics():
 @given(st.lists(st.sampled_from([0.0, -0.0, 1.0, 2.5, -3.0, np.inf, -np.inf, 1e-300]),
                 min_size=1, max_size=30) | st.lists(st.floats(-1e6, 1e6), min_size=1,
                                                      max_size=30, unique=True))
-def test_rank_fast_equals_rank_scores(scores):
-    """The fast ranking equals the contract's stable ranking, with and without ties."""
-    from sparsefs._kernels.ranking import rank_scores
-
-    np.testing.assert_array_equal(K.rank_fast(np.array(scores)), rank_scores(np.array(scores)))
+def test_rank_fast_equals_stable_sort(scores):
+    """The ranking (``rank_fast``, an alias of the contract's ``rank_scores``) equals the
+    stable sort of the negated scores, with and without ties."""
+    scores = np.array(scores)
+    expected = np.empty(scores.size, dtype=np.int64)
+    expected[np.argsort(-scores, kind="stable")] = np.arange(1, scores.size + 1)
+    np.testing.assert_array_equal(K.rank_fast(scores), expected)
 
 
 def test_select_top_k_breaks_ties_by_lower_index():
@@ -283,3 +285,33 @@ def test_center_scores_are_distance_differences_and_sparse_equals_dense(norm):
 def test_engine_is_checked():
     with pytest.raises(ValueError, match="engine="):
         K.l1_centers(np.zeros((4, 2)), np.array([0, 0, 1, 1]), 2, engine="cuda")
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_run_blocks_runs_each_block_once_and_raises(n_threads):
+    """The shared block queue: every block exactly once (caller + pool threads); an
+    exception in a block is raised after the other threads stopped."""
+    seen = []
+    K._run_blocks(lambda a, b: seen.append((a, b)), [(i, i + 1) for i in range(17)], n_threads)
+    assert sorted(seen) == [(i, i + 1) for i in range(17)]
+
+    def fail(a, b):
+        if a == 3:
+            raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        K._run_blocks(fail, [(i, i + 1) for i in range(8)], n_threads)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_class_sums_dense_kernel_equals_sparse_product(dtype, n_threads, monkeypatch):
+    """The compiled tiled class sums (forced onto several blocks) equal the sparse-indicator
+    product exactly (same order of additions per column), for float64 and float32 X."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(37, 1500)).astype(dtype)
+    y = rng.integers(0, 4, 37)
+    monkeypatch.setattr(K, "_SUM_THREADED_MIN", 0)
+    got = K.class_sums(X, y, 4, n_threads)
+    ref = K.class_sums(np.asfortranarray(X), y, 4)  # F-order: the sparse-product path
+    np.testing.assert_array_equal(got, ref)
