@@ -8,7 +8,6 @@ column-permuted data (:mod:`sparsefs.clustering._tuning`).
 
 import math
 import warnings
-from contextlib import nullcontext
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -18,13 +17,14 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
+from sparsefs._dask import is_dask_collection
 from sparsefs._kernels import l1_kmeans as _l1
 from sparsefs._kernels import sparse_kmeans as _k
 from sparsefs.base import BaseSelectingClusterer
 from sparsefs.clustering._tuning import gap_tuning
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
+from sparsefs.utils._threads import blas_single_thread
 
 __all__ = ["L0KMeans", "SparseKMeans"]
 
@@ -57,7 +57,7 @@ class _Fit:
 
 def _thread_limit(X: np.ndarray):
     """One BLAS/OpenMP thread for small X (see ``_SINGLE_THREAD_SIZE``), else no change."""
-    return threadpool_limits(limits=1) if X.size <= _SINGLE_THREAD_SIZE else nullcontext()
+    return blas_single_thread(X.size <= _SINGLE_THREAD_SIZE)
 
 
 def _power_of_two_scale(X: np.ndarray, colmax=None, colmin=None) -> float:
@@ -276,6 +276,10 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         -------
         labels : ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):  # a lazy dask array, per row block (docs/dask.md)
+            from sparsefs._dask._kmeans import predict
+
+            return predict(self, X)
         check_is_fitted(self, "cluster_centers_")
         X = self._validate(X, reset=False)
         cols = np.flatnonzero(self.weights_ > 0)
@@ -480,6 +484,12 @@ class L0KMeans(_BaseSparseKMeans):
         _, fit = self._fit_sparse(X, self.n_features_to_select_, grid)
         self._store(fit)
         self._set_selection(fit.bcss, fit.weights > 0)
+
+    def _fit_dask(self, X, y_idx):
+        """``fit`` on a dask array, with Lloyd steps in dask (docs/dask.md)."""
+        from sparsefs._dask import _kmeans as _dask_kmeans
+
+        _dask_kmeans.fit(self, X)
 
 
 class SparseKMeans(_BaseSparseKMeans):
