@@ -230,11 +230,13 @@ def _fit(est: Any, X: Any, y: np.ndarray | None) -> float:
 # --------------------------------------------------------------------------------------------
 
 
-def smote(X: Any, y: np.ndarray, seed: int) -> tuple[Any, np.ndarray]:
+def smote(X: Any, y: np.ndarray, seed: int, k_neighbors: int | str = 5
+          ) -> tuple[Any, np.ndarray]:
     """Oversample every minority class to the majority's size (imbalanced-learn's SMOTE).
 
-    ``k_neighbors = min(5, smallest class - 1)``; with a class of one sample the data are
-    returned unchanged (logged).
+    ``k_neighbors = min(k_neighbors, smallest class - 1)``; ``k_neighbors="smallest"`` uses
+    ``smallest class - 1`` (the SMBA-CSFS code's setting). With a class of one sample the data
+    are returned unchanged (logged).
 
     Raises
     ------
@@ -252,18 +254,21 @@ def smote(X: Any, y: np.ndarray, seed: int) -> tuple[Any, np.ndarray]:
     if counts.min() < 2:
         logger.warning("SMOTE skipped: a class has a single training sample.")
         return X, y
-    sampler = SMOTE(k_neighbors=int(min(5, counts.min() - 1)), random_state=seed)
+    cap = counts.min() - 1 if k_neighbors == "smallest" else min(int(k_neighbors),
+                                                                   counts.min() - 1)
+    sampler = SMOTE(k_neighbors=int(cap), random_state=seed)
     return sampler.fit_resample(X, y)
 
 
 def preprocess(
     steps: tuple[str, ...], X_train: Any, y_train: np.ndarray | None, X_test: Any | None,
-    seed: int,
+    seed: int, smote_k_neighbors: int | str = 5,
 ) -> tuple[Any, np.ndarray | None, Any]:
     """Fit the preprocessing on the training rows only, apply it to both.
 
     ``zscore``: :class:`~sklearn.preprocessing.StandardScaler` (no centring for sparse X);
-    ``smote``: :func:`smote` on the training rows (after z-scoring when both are asked).
+    ``smote``: :func:`smote` on the training rows (after z-scoring when both are asked), with
+    ``smote_k_neighbors``.
     """
     if "zscore" in steps:
         from sklearn.preprocessing import StandardScaler
@@ -274,7 +279,7 @@ def preprocess(
     if "smote" in steps:
         if y_train is None:
             raise ValueError("SMOTE needs labels.")
-        X_train, y_train = smote(X_train, y_train, seed)
+        X_train, y_train = smote(X_train, y_train, seed, smote_k_neighbors)
     return X_train, y_train, X_test
 
 
@@ -379,9 +384,11 @@ def run_task(
     if spec.preprocessing_scope == "fold" and spec.preprocessing:
         prep_seed = derive_seed(root, task.i_data, SPLIT_STREAM, task.fold, 1)
         if task.use_y:
-            X_tr, y_tr, X_te = preprocess(spec.preprocessing, X_tr, y_tr, X_te, prep_seed)
+            X_tr, y_tr, X_te = preprocess(spec.preprocessing, X_tr, y_tr, X_te, prep_seed,
+                                          spec.smote_k_neighbors)
         else:  # no split: train and test are the same rows
-            X_tr, y_tr, _ = preprocess(spec.preprocessing, X_tr, y_tr, None, prep_seed)
+            X_tr, y_tr, _ = preprocess(spec.preprocessing, X_tr, y_tr, None, prep_seed,
+                                       spec.smote_k_neighbors)
             X_te = X_tr
     p = X_tr.shape[1]
     y_fit = y_tr if task.use_y else None
@@ -432,6 +439,19 @@ def run_task(
         record_support(max(grid), est, order[: max(grid)])
         for k in grid:
             subsets.append((k, np.sort(order[:k]), None, fit_time))
+    elif mode == "refit" and grid and "n_features_to_select" not in method.params and \
+            hasattr(build_method(method, seed=seed, n_classes=n_classes), "fit_path"):
+        # one shared fit for the whole grid (e.g. the class-specific ensemble: the per-class
+        # rankings once, then one set of classifiers per k); equal to one fit per k
+        est = build_method(method, seed=seed, n_classes=n_classes,
+                           n_features_to_select=max(grid))
+        start = time.perf_counter()
+        models = est.fit_path(X_tr, y_fit, grid)
+        fit_time = time.perf_counter() - start
+        for k, fitted in zip(grid, models, strict=True):
+            cols = np.flatnonzero(_support_of(fitted, p))
+            record_support(k, fitted, cols)
+            subsets.append((k, cols, fitted, fit_time))
     elif mode == "refit":
         for k in grid:
             est = build_method(method, seed=seed, n_classes=n_classes, n_features_to_select=k)

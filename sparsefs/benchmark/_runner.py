@@ -99,7 +99,8 @@ def _prepare(spec: ExperimentSpec, skipped: list[dict[str, str]], info: list[dic
                 })
             if spec.preprocessing_scope == "global" and spec.preprocessing:
                 seed = derive_seed(spec.seed, i, SPLIT_STREAM, 0 if rep is None else rep, 2)
-                X, y_idx, _ = preprocess(spec.preprocessing, X, y_idx, None, seed)
+                X, y_idx, _ = preprocess(spec.preprocessing, X, y_idx, None, seed,
+                                         spec.smote_k_neighbors)
             rep_list = range(n_reps) if rep is None else [rep]
             for r in rep_list:
                 split_seed = derive_seed(spec.seed, i, SPLIT_STREAM, r)
@@ -274,7 +275,7 @@ def fit_method(
     X = dataset.X if np.issubdtype(dataset.X.dtype, np.floating) else dataset.X.astype(float)
     seed = derive_seed(spec.seed, 0, i_method, 0)
     if spec.preprocessing:
-        X, y, _ = preprocess(spec.preprocessing, X, y, None, seed)
+        X, y, _ = preprocess(spec.preprocessing, X, y, None, seed, spec.smote_k_neighbors)
     n_sel = None
     if mode in ("rank", "refit"):
         n_sel = min(k if k is not None else max(spec.k), X.shape[1])

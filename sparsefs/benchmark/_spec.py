@@ -563,6 +563,7 @@ _EXPERIMENT_KEYS = (
     "metrics",
     "preprocessing",
     "preprocessing_scope",
+    "smote_k_neighbors",
     "n_runs",
     "seed",
     "missing_data",
@@ -594,7 +595,12 @@ class ExperimentSpec:
         Fitted on the training rows of each fold, in this order, before selection.
     preprocessing_scope : {"fold", "global"}, default="fold"
         ``global`` applies the preprocessing to all rows *before* splitting - the leaky
-        protocol of some papers, kept only to reproduce them; reports flag it.
+        protocol of some papers, kept only to reproduce them; reports flag it. With
+        ``preprocessing = ["zscore", "smote"]`` this is the SMBA-CSFS protocol (Nardone et al.
+        2019): synthetic neighbours of every test row sit in the training folds.
+    smote_k_neighbors : int or "smallest", default=5
+        SMOTE's neighbours: ``min(k, smallest class - 1)``; ``"smallest"`` = smallest class
+        - 1 (the SMBA-CSFS code's setting, e.g. 24 on ALLAML).
     n_runs : int, default=20
         k-means runs per k in the unsupervised protocol.
     seed : int, default=0
@@ -618,6 +624,7 @@ class ExperimentSpec:
     metrics: Any = None
     preprocessing: Sequence[str] = ()
     preprocessing_scope: str = "fold"
+    smote_k_neighbors: Any = 5
     n_runs: int = 20
     seed: int = 0
     missing_data: str = "error"
@@ -680,6 +687,10 @@ class ExperimentSpec:
             raise ValueError(
                 f"preprocessing_scope={self.preprocessing_scope!r}: 'fold' or 'global'."
             )
+        k_nn = self.smote_k_neighbors
+        if k_nn != "smallest" and (not isinstance(k_nn, int) or isinstance(k_nn, bool)
+                                   or k_nn < 1):
+            raise ValueError(f"smote_k_neighbors={k_nn!r}: an int >= 1 or 'smallest'.")
         if not isinstance(self.n_runs, int) or isinstance(self.n_runs, bool) or self.n_runs < 1:
             raise ValueError(f"n_runs={self.n_runs!r}: must be an int >= 1.")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
@@ -797,6 +808,9 @@ class ExperimentSpec:
             "metrics": list(self.metrics),
             "preprocessing": list(self.preprocessing),
             "preprocessing_scope": self.preprocessing_scope,
+            # only when changed, so that the hashes of existing specs stay the same
+            **({} if self.smote_k_neighbors == 5 else
+               {"smote_k_neighbors": self.smote_k_neighbors}),
             "n_runs": self.n_runs,
             "seed": self.seed,
             "missing_data": self.missing_data,

@@ -1,9 +1,15 @@
 """Classifiers that select features while they learn."""
 
+from sparsefs.classification._class_specific import ClassSpecificEnsembleClassifier
 from sparsefs.classification._sparse_centers import (
     SparseCenterClassifier,
     SparseCenterClassifierCV,
 )
 from sparsefs.classification._sparse_kos import SparseKOSClassifier
 
-__all__ = ["SparseCenterClassifier", "SparseCenterClassifierCV", "SparseKOSClassifier"]
+__all__ = [
+    "ClassSpecificEnsembleClassifier",
+    "SparseCenterClassifier",
+    "SparseCenterClassifierCV",
+    "SparseKOSClassifier",
+]

@@ -1,5 +1,6 @@
 """Feature selectors: transformers that keep the most important columns of X."""
 
+from sparsefs.selection._class_specific import ClassSpecificSelector
 from sparsefs.selection._fisher_score import FisherScore, fisher_score
 from sparsefs.selection._laplacian_score import LaplacianScore
 from sparsefs.selection._lasso import ElasticNetSelector, LassoSelector
@@ -11,6 +12,7 @@ from sparsefs.selection._mutual_info import MutualInfo
 from sparsefs.selection._ndfs import NDFS
 from sparsefs.selection._relieff import ReliefF
 from sparsefs.selection._rfs import RFS
+from sparsefs.selection._smba import SMBA
 from sparsefs.selection._spec import SPEC
 from sparsefs.selection._udfs import UDFS
 from sparsefs.selection._ufcm import UFCM
@@ -20,9 +22,11 @@ __all__ = [
     "MRMR",
     "NDFS",
     "RFS",
+    "SMBA",
     "SPEC",
     "UDFS",
     "UFCM",
+    "ClassSpecificSelector",
     "ElasticNetSelector",
     "FisherScore",
     "LaplacianScore",

@@ -145,6 +145,23 @@ _METHODS: tuple[MethodInfo, ...] = (
         ),
     ),
     MethodInfo(
+        stem="smba",
+        name="SMBA",
+        family="selector",
+        supervision="unsupervised",
+        reference="Nardone, Ciaramella & Staiano, PeerJ CS 5:e237, 2019; Elhamifar, Sapiro & "
+        "Vidal, CVPR 2012",
+        summary="sparse self-representation of the features (l1,2 or l1 penalty, affine "
+        "option), features by row norms of C; exact reduced group-lasso solver (l1,2) or "
+        "column-blocked Woodbury ADMM (l1)",
+        import_path="sparsefs.selection:SMBA",
+        test_params=(
+            {"alpha": 5.0, "tol": 1e-6, "max_iter": 10000},
+            {"penalty": "l1", "affine": False, "tol": 1e-6, "max_iter": 500,
+             "n_features_to_select": 2},
+        ),
+    ),
+    MethodInfo(
         stem="sparse_centers",
         name="SparseCenterClassifier",
         family="classifier",
@@ -265,7 +282,8 @@ _METHODS: tuple[MethodInfo, ...] = (
         family="selector",
         supervision="supervised",
         reference="Kraskov, Stogbauer & Grassberger, Phys. Rev. E 2004; Ross, PLoS ONE 2014",
-        summary="nearest-neighbour (KSG) mutual information with the classes, via scikit-learn",
+        summary="nearest-neighbour (KSG) mutual information with the classes (numba kernel, "
+        "equal to scikit-learn's mutual_info_classif)",
         import_path="sparsefs.selection:MutualInfo",
         test_params=({"n_features_to_select": 2, "random_state": 0},),
     ),
@@ -337,6 +355,41 @@ _METHODS: tuple[MethodInfo, ...] = (
              "n_features_to_select": 2},
         ),
         demo_params={"sigma2_quantiles": (0.2,), "n_alphas": 5, "cv": 3, "max_iter": 10},
+    ),
+    MethodInfo(
+        stem="class_specific",
+        name="ClassSpecificSelector",
+        family="selector",
+        supervision="supervised",
+        reference="Nardone, Ciaramella & Staiano, PeerJ Comput. Sci. 5:e237, 2019; "
+        "Pineda-Bautista, Carrasco-Ochoa & Martinez-Trinidad, ESWA 38(8), 2011",
+        summary="one feature subset per class: a selector on each class's rows (SMBA-CSFS) or "
+        "on SMOTE-balanced one-vs-rest labels (GF-CSFS); union of the per-class top-m",
+        import_path="sparsefs.selection:ClassSpecificSelector",
+        test_params=(
+            {"selector": "fisher_score", "strategy": "one_vs_rest", "random_state": 0},
+            {"selector": "fisher_score", "strategy": "one_vs_rest", "balance": "none",
+             "n_features_to_select": 2},
+            {"n_features_to_select": 2, "random_state": 0},  # SMBA-CSFS: SMBA per class
+        ),
+        demo_params={"selector": "fisher_score", "strategy": "one_vs_rest"},
+    ),
+    MethodInfo(
+        stem="class_specific_ensemble",
+        name="ClassSpecificEnsembleClassifier",
+        family="classifier",
+        supervision="supervised",
+        reference="Nardone, Ciaramella & Staiano, PeerJ Comput. Sci. 5:e237, 2019; "
+        "Pineda-Bautista, Carrasco-Ochoa & Martinez-Trinidad, ESWA 38(8), 2011",
+        summary="SMBA-CSFS / GF-CSFS ensemble: one linear SVM per class on its own top-m "
+        "features (trained on all classes, SMOTE inside fit), combined by the claim/vote rule",
+        import_path="sparsefs.classification:ClassSpecificEnsembleClassifier",
+        test_params=(
+            {"selector": "fisher_score", "n_features_to_select": None, "random_state": 0},
+            {"selector": "fisher_score", "n_features_to_select": 2, "balance": "none",
+             "tie_rule": "restricted", "random_state": 0},
+        ),
+        demo_params={"selector": "fisher_score"},
     ),
 )
 
