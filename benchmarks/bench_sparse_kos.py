@@ -14,7 +14,12 @@ Three measurements, all in the same process and on the same rows:
    sigma2_selection="kos"`` (sigma2 first by the KOS CV error). Target (issue #5): <= 60 s.
    Recorded: the chosen sigma2, gamma, lambda, the selected features (the paper: feature 6,
    X6, is always selected) and the time. ``--variants`` picks among ``kos``, ``joint`` and
-   ``paper`` (default: all three); ``--skip-paper`` leaves the slow default out.
+   ``paper`` (default: all three); ``--skip-paper`` leaves the slow default out; ``--n-jobs``
+   passes ``n_jobs`` (threads over the independent cross-validation paths) to every variant.
+   Recorded too: the outer iterations (linearisations) and how many training kernels (one
+   per line-search trial and per closed-form solve) were dense n x n or grouped, the kernel of
+   the distinct rows (exact; the credit data has integer-coded features, so once few features
+   remain most rows repeat).
 2. **One coordinate-descent sweep vs one read of the n x n kernel**: at w = 1 on all n rows (the
    tuned sigma2 and gamma of the fastest variant), the quadratic model (14) is built, then
    ``coordinate_descent(max_sweeps=1)`` is timed against ``K @ v`` (one pass over the 72 MB
@@ -28,7 +33,7 @@ Ratios are peer time / sparsefs time (> 1: sparsefs faster). The numba first-cal
 by a tiny warm-up fit before any timing and reported apart.
 
 Run: ``python benchmarks/bench_sparse_kos.py [--quick] [--variants kos,joint,paper]
-[--skip-paper] [--repeat N] [--out F]``.
+[--skip-paper] [--n-jobs N] [--repeat N] [--out F]``.
 """
 
 from __future__ import annotations
@@ -93,14 +98,43 @@ def numba_first_call_s() -> float:
     return time.perf_counter() - t0
 
 
+class _SolveCounter:
+    """Counts outer iterations and dense / grouped training kernels (wraps the kernels)."""
+
+    def __enter__(self):
+        from sparsefs._kernels import sparse_kos as k
+
+        self.k = k
+        self.counts = {"outer_iterations": 0, "dense_kernels": 0, "grouped_kernels": 0}
+        self.saved = (k.kernel_jacobian, k.weighted_kernel)
+        jacobian, kernel = self.saved
+
+        def counted_jacobian(*args, **kwargs):
+            self.counts["outer_iterations"] += 1
+            return jacobian(*args, **kwargs)
+
+        def counted_kernel(*args, **kwargs):
+            K = kernel(*args, **kwargs)
+            grouped = isinstance(K, k.GroupedKernel)
+            self.counts["grouped_kernels" if grouped else "dense_kernels"] += 1
+            return K
+
+        k.kernel_jacobian, k.weighted_kernel = counted_jacobian, counted_kernel
+        return self
+
+    def __exit__(self, *exc):
+        self.k.kernel_jacobian, self.k.weighted_kernel = self.saved
+
+
 def tuned_fit(X, y, name: str, params: dict) -> dict:
     from sparsefs.classification import SparseKOSClassifier
 
     print(f"tuned fit: {name} ...", file=sys.stderr, flush=True)
     mon = LoadMonitor().start()
-    t0 = time.perf_counter()
-    clf = SparseKOSClassifier(random_state=0, **params).fit(X, y)
-    elapsed = time.perf_counter() - t0
+    with _SolveCounter() as counter:
+        t0 = time.perf_counter()
+        clf = SparseKOSClassifier(random_state=0, **params).fit(X, y)
+        elapsed = time.perf_counter() - t0
     load = mon.stop()
     print(f"  {name}: {elapsed:.1f} s (cpu {load['own_cpu_s']:.1f} s, fl {load['fl']}), "
           f"sigma2 {clf.sigma2_:.4g}, gamma {clf.ridge_:.4g}, lambda {clf.alpha_:.4g}, "
@@ -118,6 +152,7 @@ def tuned_fit(X, y, name: str, params: dict) -> dict:
         "selected": [f"X{j + 1}" for j in np.flatnonzero(clf.support_)],
         "x6_selected": bool(clf.support_[5]),
         "n_iter_final": clf.n_iter_,
+        **counter.counts,
         "cpu_s": load["own_cpu_s"],
         "fl": load["fl"],
         "load_flag": fl_flag(load["fl"], load["fl_coarse"]),
@@ -133,7 +168,7 @@ def sweep_vs_read(X, y, sigma2: float, ridge: float, repeat: int, warmup: int) -
     Z = k.optimal_scores(np.unique(y, return_inverse=True)[1], 2)
     w = usable.astype(np.float64)
     state = k.kos_state(Xs, Z, sigma2, ridge, w, form="package", solver="cg")
-    K = state.K
+    K = np.asarray(state.K)  # dense at w = 1 (grouped only when rows repeat)
     T = k.kernel_jacobian(K, Xs, state.dual_coef, w, sigma2)
     Q, beta = k.quadratic_model(T, Z - state.fitted, state.dual_coef, w, ridge)
     lam = 0.2 * 2 * np.abs(beta).max()
@@ -199,6 +234,8 @@ def main() -> int:
                         help="tuned fits to time, from kos,joint,paper (default: all three)")
     parser.add_argument("--skip-paper", action="store_true",
                         help="leave out the tuned fit with the default (paper) closed form")
+    parser.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                        help="n_jobs of every tuned fit (threads over the CV paths)")
     args = parser.parse_args()
     wanted = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = sorted(set(wanted) - set(VARIANTS))
@@ -217,7 +254,8 @@ def main() -> int:
         return 0
     first = numba_first_call_s()
 
-    tuned = [tuned_fit(X, y, *VARIANTS[v]) for v in wanted]
+    extra = {} if args.n_jobs is None else {"n_jobs": args.n_jobs}
+    tuned = [tuned_fit(X, y, VARIANTS[v][0], {**VARIANTS[v][1], **extra}) for v in wanted]
     if not tuned:
         parser.error("--variants: nothing to run")
     ref = tuned[0]["_clf"]
@@ -227,7 +265,9 @@ def main() -> int:
         tuned,
         ["variant", ("seconds", "s"), ("cpu_s", "cpu s"), ("meets_target", "<= 60 s"),
          "sigma2", "ridge",
-         ("alpha_over_max", "alpha/max"), ("cv_error", "cv err"), "selected", "fl"],
+         ("alpha_over_max", "alpha/max"), ("cv_error", "cv err"), "selected",
+         ("outer_iterations", "outer it"), ("dense_kernels", "dense K"),
+         ("grouped_kernels", "grouped K"), "fl"],
         title=f"\nFully tuned fit, credit data n = {n} (target <= {TARGET_TUNED_S:.0f} s)",
     )
     print(f"numba first call (compile or cache load): {first:.2f} s")
