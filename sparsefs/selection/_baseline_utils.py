@@ -1,13 +1,11 @@
 """Glue shared by the baseline selectors: seeds, label matrices, the sparse linear base class."""
 
-import functools
 import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from sparsefs._kernels.l21 import (
     GroupL21Penalty,
@@ -22,7 +20,6 @@ from sparsefs.utils._sklearn_compat import Interval
 
 __all__ = [
     "SparseLinearSelector",
-    "one_blas_thread",
     "one_hot_labels",
     "rng_from",
     "seed_from",
@@ -45,25 +42,6 @@ def rng_from(random_state) -> np.random.RandomState:
 def seed_from(random_state) -> int:
     """An int seed drawn from :func:`rng_from`."""
     return int(rng_from(random_state).randint(np.iinfo(np.int32).max))
-
-
-def one_blas_thread(fit):
-    """Run a ``_fit`` on one BLAS thread (threadpoolctl), restoring the setting afterwards.
-
-    For the baselines whose cost is a sequence of small dense factorisations and
-    eigen-solves (tridiagonal reductions, n x n Cholesky solves, Lanczos): threads barely speed
-    them up, and when the cores are shared with other work OpenBLAS's threaded level-2 kernels
-    slow down 10-200-fold (measured on the 2-core machine under load: a 500 x 500 ``eigh``
-    0.04 s on one thread, 7.6 s on two; NDFS on the demo data 0.4 s vs 20 s). scikit-learn's
-    KMeans limits its iterations the same way.
-    """
-
-    @functools.wraps(fit)
-    def wrapper(self, *args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return fit(self, *args, **kwargs)
-
-    return wrapper
 
 
 def one_hot_labels(y_idx: np.ndarray, n_classes: int) -> np.ndarray:

@@ -13,7 +13,6 @@ from sparsefs._kernels import ndfs as _kernel
 from sparsefs._kernels.graphs import normalized_laplacian, power_of_two_scale
 from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
-from sparsefs.selection._baseline_utils import one_blas_thread
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,
     as_float_input,
@@ -23,6 +22,7 @@ from sparsefs.selection._graph_common import (
     effective_neighbors,
 )
 from sparsefs.utils._sklearn_compat import Interval
+from sparsefs.utils._threads import one_blas_thread
 
 __all__ = ["NDFS"]
 

@@ -7,8 +7,9 @@ import numpy as np
 
 from sparsefs._kernels import relieff as _kernel
 from sparsefs.base import BaseSelector
-from sparsefs.selection._baseline_utils import one_blas_thread, rng_from
+from sparsefs.selection._baseline_utils import rng_from
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, StrOptions
+from sparsefs.utils._threads import one_blas_thread
 
 __all__ = ["ReliefF"]
 

@@ -7,11 +7,8 @@ import numpy as np
 from sparsefs._kernels import rfs as _kernel
 from sparsefs._kernels.l21 import prepare_design, row_norms, selection_scores
 from sparsefs.exceptions import ConvergenceWarning
-from sparsefs.selection._baseline_utils import (
-    SparseLinearSelector,
-    one_blas_thread,
-    one_hot_labels,
-)
+from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
+from sparsefs.utils._threads import one_blas_thread
 
 __all__ = ["RFS"]
 

@@ -12,13 +12,13 @@ from sparsefs._kernels.graphs import knn_search, power_of_two_scale
 from sparsefs._kernels.l21 import prepare_design
 from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
-from sparsefs.selection._baseline_utils import one_blas_thread
 from sparsefs.selection._graph_common import (
     as_float_input,
     default_n_select,
     effective_neighbors,
 )
 from sparsefs.utils._sklearn_compat import Interval
+from sparsefs.utils._threads import one_blas_thread
 
 __all__ = ["UDFS"]
 
