@@ -44,7 +44,7 @@ SELECTION = "selection"
 """The ``estimator`` value of rows that describe the selection itself (fit time, counts)."""
 
 _SMOTE_HINT = (
-    "SMOTE preprocessing needs the optional dependency imbalanced-learn: "
+    "SMOTE preprocessing needs imbalanced-learn (a sparsefs dependency), which is missing: "
     'pip install "sparsefs[smote]"'
 )
 

@@ -83,8 +83,8 @@ class ClassSpecificEnsembleClassifier(BaseSelectingClassifier):
         the features in (0, 1], or ``None`` for ``min(20, n_features)``. ``support_`` is the
         union of the :math:`c` subsets.
     balance : {"smote", "none"}, default="smote"
-        Oversample the training rows with SMOTE inside ``fit`` (imbalanced-learn, the optional
-        extra ``sparsefs[smote]``). A class with a single training row cannot be
+        Oversample the training rows with SMOTE inside ``fit`` (imbalanced-learn, a sparsefs
+        dependency). A class with a single training row cannot be
         interpolated: it is repeated up to the majority's size.
     tie_rule : {"code", "restricted"}, default="code"
         See above; the two differ only when several classes claim and the overall majority

@@ -21,7 +21,7 @@ __all__ = ["ClassSpecificSelector"]
 DEFAULT_N_FEATURES_PER_CLASS = 20
 
 SMOTE_HINT = (
-    "balance='smote' needs the optional dependency imbalanced-learn: "
+    "balance='smote' needs imbalanced-learn (a sparsefs dependency), which is missing: "
     'pip install "sparsefs[smote]" (or pass balance="none")'
 )
 
@@ -161,8 +161,8 @@ class ClassSpecificSelector(BaseSelector):
     strategy : {"samples", "one_vs_rest"}, default="samples"
         What the selector sees for class :math:`c_i` (see above).
     balance : {"smote", "none"}, default="smote"
-        ``one_vs_rest`` only: balance each binarised problem with SMOTE (imbalanced-learn, the
-        optional extra ``sparsefs[smote]``). Ignored by ``samples`` (the selector sees one
+        ``one_vs_rest`` only: balance each binarised problem with SMOTE (imbalanced-learn, a
+        sparsefs dependency). Ignored by ``samples`` (the selector sees one
         class; to balance the classes first, use SMOTE before this selector, as
         :class:`~sparsefs.classification.ClassSpecificEnsembleClassifier` does in its ``fit``).
         A class with a single row is repeated instead of interpolated (and, with
