@@ -77,6 +77,21 @@ def scale_and_jitter(X: np.ndarray, noise: np.ndarray) -> np.ndarray:
     return Xs + 1e-10 * means * noise
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _within(xs, p, r):  # pragma: no cover - compiled
+    """How many points of the sorted ``xs``, other than ``xs[p]``, lie within ``r`` of it."""
+    cnt = 0
+    q = p - 1
+    while q >= 0 and xs[p] - xs[q] <= r:
+        cnt += 1
+        q -= 1
+    q = p + 1
+    while q < xs.shape[0] and xs[q] - xs[p] <= r:
+        cnt += 1
+        q += 1
+    return cnt
+
+
 @numba.njit(cache=True, nogil=True)
 def _mi_cd_column(x, y, n_classes, class_counts, k, psi):  # pragma: no cover - compiled
     n = x.shape[0]
@@ -132,15 +147,7 @@ def _mi_cd_column(x, y, n_classes, class_counts, k, psi):  # pragma: no cover - 
     total = 0.0
     for p in range(m):
         r = np.nextafter(radius[p], 0.0)
-        cnt = 1
-        q = p - 1
-        while q >= 0 and xs[p] - xs[q] <= r:
-            cnt += 1
-            q -= 1
-        q = p + 1
-        while q < m and xs[q] - xs[p] <= r:
-            cnt += 1
-            q += 1
+        cnt = 1 + _within(xs, p, r)
         total += psi[kk[p]] - psi[class_counts[ys[p]]] - psi[cnt]
     return max(0.0, psi[m] + total / m)
 
@@ -217,25 +224,8 @@ def _mi_cc_column(x, order, v, v_sorted, v_rank, k, psi):  # pragma: no cover - 
     total = 0.0
     for p in range(n):
         r = np.nextafter(eps[p], 0.0)
-        cx = 0
-        q = p - 1
-        while q >= 0 and xs[p] - xs[q] <= r:
-            cx += 1
-            q -= 1
-        q = p + 1
-        while q < n and xs[q] - xs[p] <= r:
-            cx += 1
-            q += 1
-        cy = 0
-        s = v_rank[order[p]]
-        q = s - 1
-        while q >= 0 and v_sorted[s] - v_sorted[q] <= r:
-            cy += 1
-            q -= 1
-        q = s + 1
-        while q < n and v_sorted[q] - v_sorted[s] <= r:
-            cy += 1
-            q += 1
+        cx = _within(xs, p, r)
+        cy = _within(v_sorted, v_rank[order[p]], r)
         total += psi[cx + 1] + psi[cy + 1]
     return max(0.0, psi[n] + psi[k] - total / n)
 
