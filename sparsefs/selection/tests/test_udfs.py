@@ -139,6 +139,34 @@ def test_lowrank_path_equals_dense_path(shape):
     np.testing.assert_allclose(low.W.T @ low.W, np.eye(3), atol=1e-10)
 
 
+@pytest.mark.parametrize(("shape", "c"), [((60, 1500), 3), ((30, 400), 5), ((25, 60), 1)])
+def test_warm_block_solver_equals_arpack(shape, c, monkeypatch):
+    """The warm-started block eigen-solver of the low-rank path against ARPACK alone (the
+    block solver disabled): same objective history and row norms."""
+    rng = np.random.default_rng(shape[1])
+    X = rng.normal(size=shape)
+    X[:, :5] += 3.0 * rng.integers(0, 2, size=(shape[0], 1))
+    nb = _neighbours(X, 5)
+    kw = {"gamma": 1.0, "ridge": 1.0, "max_iter": 12, "tol": 0.0, "dense_max": 0}
+    calls = []
+    block = kernel._block_smallest
+
+    def counted(*args, **kwargs):
+        out = block(*args, **kwargs)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(kernel, "_block_smallest", counted)
+    fast = kernel.udfs(X, nb, c, **kw)
+    assert sum(calls) >= 8  # the block solver did the warm steps
+    monkeypatch.setattr(kernel, "_block_smallest", lambda *args, **kwargs: None)  # ARPACK only
+    slow = kernel.udfs(X, nb, c, **kw)
+    np.testing.assert_allclose(fast.objective, slow.objective, rtol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(fast.W, axis=1), np.linalg.norm(slow.W, axis=1),
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(fast.W.T @ fast.W, np.eye(c), atol=1e-10)
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_objective_never_increases(seed):
