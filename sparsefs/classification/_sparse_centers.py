@@ -281,7 +281,7 @@ class SparseCenterClassifier(_BaseSparseCenters):
         (see the choices above); ``False`` is the paper's classifier.
     n_jobs : int or None, default=None
         Threads over column blocks (l1 statistics; l2 class sums of dense X with at least
-        2**23 entries). ``None`` or ``-1``: all CPUs available to the process (not
+        2**20 entries). ``None`` or ``-1``: all CPUs available to the process (not
         scikit-learn's "None means 1"); ``-2``: all but one; a positive count. The result does
         not depend on it.
 
