@@ -474,6 +474,11 @@ def _midpoint_median(v, lab, wlab, m, offset, total):  # pragma: no cover - comp
     return (low + up) / 2
 
 
+#: Column blocks at least this wide are gathered by :func:`_gather_transposed_wide` (row
+#: copy, then an in-cache transpose); narrower ones by the tiled :func:`_gather_transposed`.
+_WIDE_GATHER_MIN = 256
+
+
 @njit(nogil=True, cache=True)
 def _gather_transposed(X, order, c0, out):  # pragma: no cover - compiled
     """``out[i, d] = X[order[d], c0 + i]`` as float64: one column block, samples in class
@@ -485,6 +490,27 @@ def _gather_transposed(X, order, c0, out):  # pragma: no cover - compiled
         for i in range(w):
             for d in range(d0, d1):
                 out[i, d] = X[order[d], c0 + i]
+
+
+@njit(nogil=True, cache=True)
+def _gather_transposed_wide(X, order, c0, rows, out):  # pragma: no cover - compiled
+    """:func:`_gather_transposed` in two passes, for wide blocks (few samples, many columns).
+
+    The row segments are copied in class order into ``rows`` (n x w: long contiguous reads of
+    X, which is usually cold in DRAM), then ``rows`` is transposed while it is still in cache,
+    writing each output row contiguously. One thread, with the sorts and the per-feature pass
+    between blocks: 8.3 ms against 12.4 ms for the tiled gather at 200 x 20000 (blocks of 1309
+    columns), but 10-15 % slower at 20000 x 2000 (blocks of 63 columns, 504-byte segments),
+    hence :data:`_WIDE_GATHER_MIN`.
+    """
+    w, n = out.shape
+    for d in range(n):
+        r = order[d]
+        for i in range(w):
+            rows[d, i] = X[r, c0 + i]
+    for i in range(w):
+        for d in range(n):
+            out[i, d] = rows[d, i]
 
 
 @njit(nogil=True, cache=True)
@@ -667,7 +693,8 @@ def block_width(n_samples: int, n_features: int, n_threads: int) -> int:
 
     At least 63 columns, so that gathering a block in class order reads runs of >= 504
     contiguous bytes of each sample's row; never a power of two (performance-notes section 2:
-    power-of-two widths alias in the cache). Memory per thread: ``n_samples * width`` floats.
+    power-of-two widths alias in the cache). Memory per thread: ``n_samples * width`` floats,
+    twice that for dense blocks of at least ``_WIDE_GATHER_MIN`` columns (their row copy).
     """
     width = max(_MIN_BLOCK_WIDTH, _BLOCK_ELEMENTS // max(1, n_samples))
     balance = -(-n_features // (_BLOCKS_PER_THREAD * max(1, n_threads)))
@@ -782,6 +809,8 @@ def l1_centers(
     def run_block(c0: int, c1: int) -> None:
         if not hasattr(local, "block"):  # per-thread buffers: no allocation per block
             local.block = np.empty(n * width)
+            wide = dense and compiled_gather and width >= _WIDE_GATHER_MIN
+            local.rows = np.empty(n * width) if wide else None
             local.iwork = np.empty((3, n_classes), dtype=np.int64)
             local.v = np.empty(n)
             local.lab = np.empty(n, dtype=np.int64)
@@ -790,7 +819,10 @@ def l1_centers(
         if not dense:
             source[c0:c1].toarray(out=T)
         elif compiled_gather:
-            _gather_transposed(source, order, c0, T)
+            if local.rows is not None:
+                _gather_transposed_wide(source, order, c0, local.rows[: n * w].reshape(n, w), T)
+            else:
+                _gather_transposed(source, order, c0, T)
         else:
             T[...] = source[order, c0:c1].T
         for c in range(n_classes):

@@ -129,6 +129,27 @@ def test_l1_numba_equals_numpy_engine_blocks_and_threads(n_threads, width, layou
     np.testing.assert_allclose(got.gains, ref.gains, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_l1_wide_and_tiled_gathers_agree(dtype):
+    """Blocks of at least _WIDE_GATHER_MIN columns use the two-pass gather (row copy, then an
+    in-cache transpose), narrower ones the tiled gather: the same transposed block, so the same
+    statistics bit for bit; and both equal the numpy engine's fancy-indexed gather."""
+    rng = np.random.default_rng(11)
+    X, y = _problem(rng, 3, 30, 700, discrete=False)
+    X = X.astype(dtype)
+    order = np.argsort(y, kind="stable")
+    out = np.empty((K._WIDE_GATHER_MIN + 3, 30))
+    K._gather_transposed_wide(X, order, 5, np.empty((30, out.shape[0])), out)
+    np.testing.assert_array_equal(out, X[order, 5 : 5 + out.shape[0]].T.astype(np.float64))
+    wide = K.l1_centers(X, y, 3, width=K._WIDE_GATHER_MIN + 1)
+    tiled = K.l1_centers(X, y, 3, width=K._WIDE_GATHER_MIN - 1)
+    ref = K.l1_centers(X, y, 3, engine="numpy", width=K._WIDE_GATHER_MIN + 1)
+    for got in (wide, tiled):
+        np.testing.assert_array_equal(got.class_centers, ref.class_centers)
+        np.testing.assert_array_equal(got.shared_center, ref.shared_center)
+    np.testing.assert_array_equal(wide.gains, tiled.gains)
+
+
 def test_l1_large_classes_use_partition_and_match_np_median():
     """Classes above the sort threshold are partitioned; results still match the definitions
     (weighted median: the exact sort-based version, itself checked by brute force)."""
