@@ -314,3 +314,24 @@ def test_uci_loaders_raise_file_not_found_and_read_the_credit_data(tmp_path, mon
     # X2 (sex) in {1, 2}, X6 (repayment status, September 2005) in -2..8: the UCI coding
     assert set(np.unique(ds.X[:, 1])) <= {1.0, 2.0}
     assert ds.X[:, 5].min() >= -2 and ds.X[:, 5].max() <= 8
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_verbose_shows_progress_and_changes_nothing(capsys, n_jobs):
+    """Reference: the same fit without ``verbose``. The progress bar goes to stderr (one step
+    per (fold, sigma2) path, 5 folds x 5 sigma2 = 25 for the joint tuning, and 25 + 5 for the
+    'kos' variant's two stages); the tuned values and weights are identical."""
+    Xtr, _, ytr, _ = _sim1(2)
+    kw = {"random_state": 0, "n_alphas": 6, "n_jobs": n_jobs}
+    quiet = SparseKOSClassifier(**kw).fit(Xtr, ytr)
+    assert capsys.readouterr().err == ""
+    loud = SparseKOSClassifier(verbose=True, **kw).fit(Xtr, ytr)
+    err = capsys.readouterr().err
+    assert "SparseKOSClassifier: lambda paths CV" in err and "25/25" in err
+    assert "outer_iterations=" in err
+    assert (loud.sigma2_, loud.ridge_, loud.alpha_) == (quiet.sigma2_, quiet.ridge_, quiet.alpha_)
+    np.testing.assert_array_equal(loud.cv_errors_, quiet.cv_errors_)
+    np.testing.assert_array_equal(loud.weights_, quiet.weights_)
+    SparseKOSClassifier(verbose=1, sigma2_selection="kos", **kw).fit(Xtr, ytr)
+    err = capsys.readouterr().err
+    assert "sigma2 by KOS CV" in err and "lambda paths CV" in err
