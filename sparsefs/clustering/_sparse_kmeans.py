@@ -186,6 +186,7 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         "tol": [Interval(Real, 0, None, closed="left")],
         "standardize": ["boolean"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     # --- hooks -------------------------------------------------------------------------
@@ -239,6 +240,8 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
                 data_seed=data_seed,
                 permutation_seeds=perm_seeds,
                 rule=self.gap_rule,
+                progress=bool(self.verbose),
+                desc=f"{type(self).__name__}: gap statistic",
             )
             value = self.gap_.best
             if gap_n_init == self.n_init:  # same start as a final fit would use: reuse it
@@ -443,6 +446,7 @@ class L0KMeans(_BaseSparseKMeans):
         tol=1e-4,
         standardize=True,
         random_state=None,
+        verbose=False,
     ):
         self.n_clusters = n_clusters
         self.n_features_to_select = n_features_to_select
@@ -455,6 +459,7 @@ class L0KMeans(_BaseSparseKMeans):
         self.tol = tol
         self.standardize = standardize
         self.random_state = random_state
+        self.verbose = verbose
 
     def _w_step(self, value):
         s = int(value)
@@ -593,6 +598,7 @@ class SparseKMeans(_BaseSparseKMeans):
         tol=1e-4,
         standardize=True,
         random_state=None,
+        verbose=False,
     ):
         self.n_clusters = n_clusters
         self.wbound = wbound
@@ -607,6 +613,7 @@ class SparseKMeans(_BaseSparseKMeans):
         self.tol = tol
         self.standardize = standardize
         self.random_state = random_state
+        self.verbose = verbose
 
     def _w_step(self, value):
         if self._keep is not None:

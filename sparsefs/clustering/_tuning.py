@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from sparsefs._kernels.sparse_kmeans import gap_statistic, permute_columns, select_gap
 
@@ -89,6 +90,8 @@ def gap_tuning(
     data_seed: int,
     permutation_seeds: Sequence[tuple[int, int]],
     rule: str = "max",
+    progress: bool = False,
+    desc: str = "gap statistic",
 ) -> tuple[GapResult, list]:
     """Run the gap recipe.
 
@@ -105,6 +108,10 @@ def gap_tuning(
     permutation_seeds : sequence of (int, int)
         One ``(permutation seed, fit seed)`` pair per reference copy (B of them).
     rule : {"max", "1se"}, default="max"
+    progress : bool, default=False
+        Show a tqdm bar on stderr, one step per path (the data, then each reference copy).
+    desc : str, default="gap statistic"
+        The bar's label.
 
     Returns
     -------
@@ -113,12 +120,16 @@ def gap_tuning(
         The path on X (one fit per grid value), so the chosen fit can be reused.
     """
     grid = np.asarray(grid)
-    fits = list(fit_path(X, data_seed))
-    log_obj = np.log(np.maximum([f.objective for f in fits], _TINY))
-    ref = np.empty((len(permutation_seeds), grid.shape[0]))
-    for b, (perm_seed, fit_seed) in enumerate(permutation_seeds):
-        ref_fits = fit_path(permute_columns(X, perm_seed), fit_seed)
-        ref[b] = np.log(np.maximum([f.objective for f in ref_fits], _TINY))
+    with tqdm(total=1 + len(permutation_seeds), desc=desc, unit="path", disable=not progress,
+              leave=False, mininterval=0, miniters=1) as bar:
+        fits = list(fit_path(X, data_seed))
+        bar.update(1)
+        log_obj = np.log(np.maximum([f.objective for f in fits], _TINY))
+        ref = np.empty((len(permutation_seeds), grid.shape[0]))
+        for b, (perm_seed, fit_seed) in enumerate(permutation_seeds):
+            ref_fits = fit_path(permute_columns(X, perm_seed), fit_seed)
+            ref[b] = np.log(np.maximum([f.objective for f in ref_fits], _TINY))
+            bar.update(1)
     gap, sd = gap_statistic(log_obj, ref)
     best = select_gap(gap, sd, rule)
     result = GapResult(

@@ -247,6 +247,23 @@ def _exact_delta(a, s):
     return optimize.brentq(f, 0.0, top[1], xtol=1e-14 * top[0])
 
 
+@pytest.mark.parametrize("cls", [L0KMeans, SparseKMeans])
+def test_verbose_shows_gap_progress_and_changes_nothing(exp2, capsys, cls):
+    """Reference: the same fit without ``verbose``. The bar (stderr) counts the path on X and
+    each permuted copy (1 + 3 here); gap curve and labels are identical."""
+    _, X = exp2
+    grid = ({"n_features_grid": [5, 20, 50]} if cls is L0KMeans
+            else {"wbound_grid": [1.5, 3.0, 6.0]})
+    params = {"n_clusters": 3, "n_permutations": 3, "n_init": 3, "random_state": 2, **grid}
+    quiet = cls(**params).fit(X)
+    assert capsys.readouterr().err == ""
+    loud = cls(verbose=True, **params).fit(X)
+    err = capsys.readouterr().err
+    assert f"{cls.__name__}: gap statistic" in err and "4/4" in err
+    np.testing.assert_array_equal(loud.gap_.gap, quiet.gap_.gap)
+    np.testing.assert_array_equal(loud.labels_, quiet.labels_)
+
+
 @pytest.mark.parametrize("wbound", [1.5, 3.0, 6.0])
 def test_l1_weights_are_the_exact_normalised_soft_threshold(exp2, wbound):
     """Reference: BCSS recomputed from labels_ by loops, Delta by scipy brentq:
