@@ -804,13 +804,13 @@ def l1_centers(
     # binary search); large ones: partition at the middle. Measured on contiguous runs: sort
     # 1.0-1.2 ns per value up to 256 values, 2.2-2.8 ns from 512; partition 1.1-1.7 ns.
     sorted_runs = bool(counts.max() <= _SORT_MAX_CLASS_SIZE)
+    wide_gather = dense and compiled_gather and width >= _WIDE_GATHER_MIN
     local = threading.local()
 
     def run_block(c0: int, c1: int) -> None:
         if not hasattr(local, "block"):  # per-thread buffers: no allocation per block
             local.block = np.empty(n * width)
-            wide = dense and compiled_gather and width >= _WIDE_GATHER_MIN
-            local.rows = np.empty(n * width) if wide else None
+            local.rows = np.empty(n * width) if wide_gather else None
             local.iwork = np.empty((3, n_classes), dtype=np.int64)
             local.v = np.empty(n)
             local.lab = np.empty(n, dtype=np.int64)
@@ -819,7 +819,7 @@ def l1_centers(
         if not dense:
             source[c0:c1].toarray(out=T)
         elif compiled_gather:
-            if local.rows is not None:
+            if wide_gather:
                 _gather_transposed_wide(source, order, c0, local.rows[: n * w].reshape(n, w), T)
             else:
                 _gather_transposed(source, order, c0, T)

@@ -286,11 +286,10 @@ def _lowrank_smallest(lam: np.ndarray, U: np.ndarray, c: int, W_prev) -> np.ndar
     # with the operator is three matrix products (no per-call checks of cho_solve).
     Cinv = la.cho_solve(la.cho_factor(np.eye(r) + U.T @ Ul, lower=True), np.eye(r),
                         check_finite=False)
-    UlT = np.ascontiguousarray(Ul.T)
 
     def apply(v):
         v = np.asarray(v).reshape(d, -1)
-        return inv[:, None] * v - Ul @ (Cinv @ (UlT @ v))
+        return inv[:, None] * v - Ul @ (Cinv @ (Ul.T @ v))
 
     if c >= d - 1:  # eigsh needs k < d: tiny problems go dense
         A = np.diag(lam) + U @ U.T

@@ -13,11 +13,11 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
 from sparsefs._kernels import sparse_kos as _k
 from sparsefs.base import BaseSelectingClassifier
 from sparsefs.exceptions import ConvergenceWarning
+from sparsefs.utils._progress import fit_progress
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["SparseKOSClassifier"]
@@ -588,19 +588,18 @@ class SparseKOSClassifier(BaseSelectingClassifier):
         tasks = [(train, val, r) for train, val in folds.split(Xs, y_idx)
                  for r in range(len(paths))]
 
-        # a redraw per finished path (paths take seconds to minutes: no need to rate-limit)
-        bar = tqdm(total=len(tasks), desc=f"{type(self).__name__}: {desc}", unit="path",
-                   disable=not self.verbose, leave=False, mininterval=0, miniters=1)
+        bar = fit_progress(len(tasks), f"{type(self).__name__}: {desc}", self.verbose)
         lock = threading.Lock()
-        n_outer = [0]
+        n_outer = 0
 
         def run(task):
+            nonlocal n_outer
             train, val, r = task
             errs, iters = self._fold_errors(Xs, y_idx, train, val, [sig_rows[r]], [paths[r]],
                                             plain, algo)
             with lock:  # the pool's threads report here one at a time
-                n_outer[0] += iters
-                bar.set_postfix(outer_iterations=n_outer[0], refresh=False)
+                n_outer += iters
+                bar.set_postfix(outer_iterations=n_outer, refresh=False)
                 bar.update(1)
             return errs[0]
 

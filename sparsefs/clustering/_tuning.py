@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from sparsefs._kernels.sparse_kmeans import gap_statistic, permute_columns, select_gap
+from sparsefs.utils._progress import fit_progress
 
 __all__ = ["GapResult", "gap_tuning"]
 
@@ -120,8 +120,7 @@ def gap_tuning(
         The path on X (one fit per grid value), so the chosen fit can be reused.
     """
     grid = np.asarray(grid)
-    with tqdm(total=1 + len(permutation_seeds), desc=desc, unit="path", disable=not progress,
-              leave=False, mininterval=0, miniters=1) as bar:
+    with fit_progress(1 + len(permutation_seeds), desc, progress) as bar:
         fits = list(fit_path(X, data_seed))
         bar.update(1)
         log_obj = np.log(np.maximum([f.objective for f in fits], _TINY))
