@@ -3,19 +3,21 @@
 Two figures, each with its peer timed in the same run on the same seeded data
 (benchmarks/README.md):
 
-1. **fixed s**: ``L0KMeans(n_clusters=5, n_features_to_select=500, n_init=1)`` on a dense
-   2000 x 10000 float64 matrix (5 clusters of 400, 500 informative columns at random
-   positions shifted by the cluster's offset, the rest N(0, 1)) against ONE
-   ``sklearn.cluster.KMeans(n_clusters=5, n_init=1)`` fit on all columns. Target: L0KMeans
-   at most 3x the KMeans time (ratio KMeans/L0KMeans >= 1/3). For information also
-   ``SparseKMeans`` (l1) at a fixed bound. Checks: the l0 support recovers the informative
-   columns and the partition matches the truth.
+1. **fixed s**: ``L0KMeans(n_clusters=5, n_features_to_select=m, n_init=1)`` on dense float64
+   matrices (5 balanced clusters, m informative columns at random positions shifted by the
+   cluster's offset, the rest N(0, 1)) against ONE ``sklearn.cluster.KMeans(n_clusters=5,
+   n_init=1)`` fit on all columns, at 2000 x 10000 (m = 500) and, for the n scaling, at
+   10 000 x 2000 and 50 000 x 2000 (m = 200). Target at every size: L0KMeans at most 3x the
+   KMeans time. For information also ``SparseKMeans`` (l1) at a fixed bound on the first
+   size, and the fitted log-log slope of time against n for both. Checks: the l0 support
+   recovers the informative columns.
 2. **gap path**: ``L0KMeans(n_clusters=6)`` with ``n_features_to_select=None`` (the default
    tuning: 20 log-spaced values of s, B = 10 permuted copies, n_init = 20) on the
    Experiment 1 design of Chang et al. (120 x 2000, 200 relevant). Target <= 60 s. Peer:
    one ``KMeans(n_clusters=6, n_init=20)`` fit. Check: chosen s in [120, 300] (spec 3.8).
 
-``--quick``: 1000 x 5000 (250 informative) for (1), and a 10-value grid with B = 5 for (2).
+``--quick``: 1000 x 5000 (250 informative) and 5000 / 10 000 x 1000 (100) for (1), and a
+10-value grid with B = 5 for (2).
 
 Run: ``python benchmarks/bench_sparse_kmeans.py [--quick] [--repeat N] [--out FILE]``.
 """
@@ -60,11 +62,10 @@ def make_fixed_case(n: int, p: int, n_informative: int, k: int = 5, seed: int = 
     return X, y, truth
 
 
-def fixed_s_case(args, repeat):
+def fixed_s_case(args, repeat, n, p, m, with_l1=True):
     from sparsefs.clustering import L0KMeans, SparseKMeans
     from sparsefs.metrics import clustering_error_rate
 
-    n, p, m = (1000, 5000, 250) if args.quick else (2000, 10000, 500)
     X, y, truth = make_fixed_case(n, p, m)
 
     def fit_l0():
@@ -78,27 +79,31 @@ def fixed_s_case(args, repeat):
         return KMeans(n_clusters=5, n_init=1, random_state=SEED).fit(X)
 
     timings = {}
+    cases = (("l0", fit_l0), ("kmeans", fit_km)) + ((("l1", fit_l1),) if with_l1 else ())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a ConvergenceWarning would not change the timing
-        for name, fn in (("l0", fit_l0), ("kmeans", fit_km), ("l1", fit_l1)):
+        for name, fn in cases:
             print(f"  fixed s: timing {name} on {n}x{p} ...", file=sys.stderr, flush=True)
             timings[name] = time_call(fn, repeat=repeat, warmup=args.warmup, name=name)
-        memory = {name: call_peak_memory(fn) for name, fn in
-                  (("l0", fit_l0), ("kmeans", fit_km))}
-    l0, km, l1 = (timings[k].result for k in ("l0", "kmeans", "l1"))
+        memory = ({name: call_peak_memory(fn) for name, fn in cases[:2]}
+                  if n * p <= 20_000_000 else {})
+    l0, km = timings["l0"].result, timings["kmeans"].result
     row = {
         "case": f"fixed s={m}: {n}x{p}, K=5",
+        "n": n,
+        "p": p,
         "l0_s": timings["l0"].median,
         "kmeans_s": timings["kmeans"].median,
-        "l1_s": timings["l1"].median,
+        "l1_s": timings["l1"].median if with_l1 else None,
         "ratio_kmeans_over_l0": timings["kmeans"].median / timings["l0"].median,
         "l0_over_kmeans": timings["l0"].median / timings["kmeans"].median,
         "l0_n_iter": l0.n_iter_,
-        "l1_n_iter": l1.n_iter_,
+        "l1_n_iter": timings["l1"].result.n_iter_ if with_l1 else None,
         "l0_support_recall": float((l0.support_ & truth).sum() / m),
         "l0_cer": clustering_error_rate(y, l0.labels_),
         "kmeans_cer": clustering_error_rate(y, km.labels_),
-        "l1_nonzero": int(np.count_nonzero(l1.weights_)),
+        "l0_objective": float(l0.objective_path_[-1]),
+        "l1_nonzero": int(np.count_nonzero(timings["l1"].result.weights_)) if with_l1 else None,
         "mem_traced_mib": {k: v["traced_mib"] for k, v in memory.items()},
         "timings": {k: t.to_dict() for k, t in timings.items()},
         "fl": timings["l0"].fl,
@@ -106,6 +111,22 @@ def fixed_s_case(args, repeat):
     row["within_target"] = row["l0_over_kmeans"] <= MAX_SLOWDOWN
     row["check_ok"] = row["l0_support_recall"] >= 0.95
     return row
+
+
+def fixed_s_cases(args, repeat):
+    """The fixed-s figure at every size, and the n scaling (log-log slopes)."""
+    if args.quick:
+        sizes = [(1000, 5000, 250), (5000, 1000, 100), (10_000, 1000, 100)]
+    else:
+        sizes = [(2000, 10_000, 500), (10_000, 2000, 200), (50_000, 2000, 200)]
+    rows = []
+    for i, (n, p, m) in enumerate(sizes):
+        rows.append(fixed_s_case(args, repeat if i < 2 else 1, n, p, m, with_l1=i == 0))
+    a, b = rows[1], rows[2]  # same p, n differs
+    scale = np.log(b["n"] / a["n"])
+    slopes = {"l0": float(np.log(b["l0_s"] / a["l0_s"]) / scale),
+              "kmeans": float(np.log(b["kmeans_s"] / a["kmeans_s"]) / scale)}
+    return rows, slopes
 
 
 def gap_case(args, repeat):
@@ -136,6 +157,7 @@ def gap_case(args, repeat):
         "case": f"gap path: 120x2000, {grid.shape[0]} values of s, "
         f"B={model.gap_.ref_log_objectives.shape[0]}",
         "l0_gap_s": t_gap.median,
+        "l0_gap_cpu_s": t_gap.load.get("own_cpu_s"),
         "kmeans_s": t_km.median,
         "kmeans_fits_equivalent": t_gap.median / t_km.median,
         "chosen_s": model.n_features_to_select_,
@@ -156,17 +178,18 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     repeat = repeat_for(args)
     run = BenchRun("sparse_kmeans", args)
-    fixed = fixed_s_case(args, repeat)
+    fixed, slopes = fixed_s_cases(args, repeat)
     gap = gap_case(args, 1)  # one timed fit: it is the long one
-    for r in (fixed, gap):
+    for r in (*fixed, gap):
         r["load_flag"] = fl_flag(r["fl"])
 
     print(
         f"\nL0KMeans with fixed s vs ONE sklearn KMeans fit (n_init=1 both, same data); median of "
-        f"{repeat} after {args.warmup} warm-up. Target: L0KMeans <= {MAX_SLOWDOWN:g}x KMeans.\n"
+        f"{repeat} after {args.warmup} warm-up (1 timed fit at the largest n). Target: "
+        f"L0KMeans <= {MAX_SLOWDOWN:g}x KMeans at every size.\n"
     )
     print_table(
-        [fixed],
+        fixed,
         [
             ("case", "case"),
             ("l0_s", "L0KMeans s"),
@@ -182,6 +205,8 @@ def main(argv=None) -> int:
             ("fl", "fl"),
         ],
     )
+    print(f"\nn scaling (time ~ n^slope, from the two sizes with p = {fixed[1]['p']}): "
+          f"L0KMeans {slopes['l0']:.2f}, KMeans {slopes['kmeans']:.2f}")
     print(f"\nGap path (one timed fit); target <= {GAP_TARGET_S:g} s; peer: one "
           "KMeans(n_init=20).\n")
     print_table(
@@ -189,6 +214,7 @@ def main(argv=None) -> int:
         [
             ("case", "case"),
             ("l0_gap_s", "L0KMeans(tuned) s"),
+            ("l0_gap_cpu_s", "CPU s"),
             ("kmeans_s", "KMeans(n_init=20) s"),
             ("kmeans_fits_equivalent", "= KMeans fits"),
             ("within_target", "<= 60 s"),
@@ -199,10 +225,11 @@ def main(argv=None) -> int:
             ("fl", "fl"),
         ],
     )
-    bad = [r["case"] for r in (fixed, gap) if not r["check_ok"]]
+    bad = [r["case"] for r in (*fixed, gap) if not r["check_ok"]]
     print()
     print("checks: " + ("all passed." if not bad else f"!!! FAILED in: {', '.join(bad)} !!!"))
-    payload = run.finish({"seed": SEED, "results": [fixed, gap], "checks_ok": not bad})
+    payload = run.finish({"seed": SEED, "results": [*fixed, gap], "n_scaling_slopes": slopes,
+                          "checks_ok": not bad})
     flag = payload["load"]["load_flag"]
     print(
         f"machine load over the run: fl={payload['load']['fl']}, loadavg "

@@ -4,22 +4,23 @@ The alternation of the in-memory estimator, with every pass over X written with 
 
 * the column transform (centre and scale, or a power-of-two scale) from one pass of column
   moments, then applied lazily per row block;
-* the first partition: scikit-learn ``KMeans(init="k-means++", n_init)`` with the estimator's
-  seed on the transformed X when it fits in ``INIT_SAMPLE_BYTES`` (then it is the in-memory
-  estimator's first partition exactly), else on a seeded random sample of that many bytes of
-  rows, whose centres then label every row;
-* each weighted k-means step: Lloyd iterations, each **one pass** over the row blocks that
-  assigns every row to its nearest centre on the selected (weighted) columns and, in the same
-  pass, sums every column by cluster (a one-hot product, tree-reduced), until no label changes;
-  the last pass's sums are the cluster means of the final partition, so the BCSS needs no
-  further pass;
+* the first partition: the in-memory estimator's Hartigan–Wong k-means (``n_init`` k-means++
+  starts, same generator) on the transformed X when it fits in ``INIT_SAMPLE_BYTES`` (then it
+  is the in-memory estimator's first partition exactly), else on a seeded random sample of that
+  many bytes of rows, whose centres then label every row;
+* each C-step: when the selected weighted columns (n x s) fit in ``INIT_SAMPLE_BYTES``, they
+  are computed into memory and the in-memory C-step runs on them (warm and fresh Hartigan–Wong
+  starts, scored by the sparse objective, each candidate's BCSS from one pass over the row
+  blocks): the same alternation as the in-memory estimator (``_sparse_kmeans._alternate``).
+  Otherwise a warm-started Lloyd step in dask: iterations of **one pass** over the row blocks
+  that assigns every row to its nearest centre on the selected (weighted) columns and, in the
+  same pass, sums every column by cluster (a one-hot product, tree-reduced), until no label
+  changes;
 * the w-step (top-``s`` of the small per-feature BCSS vector) in numpy.
 
 X is rechunked to row blocks holding every column (:func:`sparsefs._dask._core.to_row_blocks`).
-Each Lloyd iteration reads X once: persist X (``X = X.persist()``) when it fits in the
-cluster's memory. Lloyd runs to strict convergence (at most ``LLOYD_MAX_ITER`` passes), where
-scikit-learn may stop slightly earlier by its centre-shift tolerance: on well separated
-clusters both give the same partition.
+Each candidate and each Lloyd iteration reads X once: persist X (``X = X.persist()``) when it
+fits in the cluster's memory.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def column_transform(X, standardize: bool, name: str):
 
     One pass of column moments (extremes, and the scatter when ``standardize``).
     """
-    from sparsefs.clustering._sparse_kmeans import _power_of_two_scale
+    from sparsefs._kernels.sparse_kmeans_alternation import (
+        power_of_two_scale as _power_of_two_scale,
+    )
 
     n, p = X.shape
     mom = class_moments(X, np.zeros(n, dtype=np.intp), 1, within=standardize,
@@ -185,36 +188,57 @@ def weighted_kmeans(Xt, w, labels, means, n_clusters):
     return labels, counts, means
 
 
-def first_partition(Xt, estimator, seed):
-    """The first partition: k-means++ on X (or a sample of rows), see the module docstring."""
-    from sparsefs.clustering._sparse_kmeans import _kmeans
+def first_partitions(Xt, estimator, rng):
+    """The first partitions: k-means++ on X (or a sample of rows), see the module docstring.
+
+    Returns the list of the ``n_init`` starts' labels when X fits in ``INIT_SAMPLE_BYTES``
+    (exactly the in-memory estimator's), else one partition: the best start on the sample,
+    whose centres label every row.
+    """
+    from sparsefs._kernels.kmeans import kmeans
 
     n, p = Xt.shape
     K = estimator.n_clusters
     m = int(min(n, max(K, INIT_SAMPLE_BYTES // (8 * p))))
     if m == n:
         Xs = np.asarray(Xt.compute(), dtype=np.float64)
-        labels = _kmeans(Xs, K, init="k-means++", n_init=estimator.n_init, seed=seed,
-                         copy_x=True)
+        starts = kmeans(Xs, K, n_init=estimator.n_init, seed=rng,
+                        algorithm=estimator.algorithm, return_all=True)
         del Xs
-        counts, means = cluster_means(Xt, labels, K)
-        return labels, counts, means
-    rng = np.random.default_rng(seed)
+        return [f.labels for f in starts]
     idx = np.sort(rng.choice(n, size=m, replace=False))
     sample = np.asarray(Xt[idx].compute(), dtype=np.float64)
-    init_labels = _kmeans(sample, K, init="k-means++", n_init=estimator.n_init, seed=seed,
-                          copy_x=True)
-    _, centres = _k.cluster_means(sample, init_labels, K)
+    best = kmeans(sample, K, n_init=estimator.n_init, seed=rng, algorithm=estimator.algorithm)
     del sample
-    labels, counts, means = assign(Xt, np.arange(p), None, centres, K)
+    labels, counts, means = assign(Xt, np.arange(p), None, best.centers, K)
     if (counts == 0).any():
         labels, counts, means = fill_empty(Xt, labels, counts, means, np.arange(p), None, K)
-    return labels, counts, means
+    return [labels]
+
+
+class _DaskOps:
+    """The alternation's view of a dask X (``_sparse_kmeans._InMemory`` for dask arrays)."""
+
+    def __init__(self, Xt):
+        self.Xt = Xt
+
+    def stats(self, labels, n_clusters):
+        counts, means = cluster_means(self.Xt, labels, n_clusters)
+        return counts, means, _k.bcss_from_means(counts, means)
+
+    def columns(self, w):
+        from sparsefs._kernels.kmeans import weighted_columns
+
+        cols = np.flatnonzero(w > 0)
+        Z = np.ascontiguousarray(self.Xt[:, cols].compute(), dtype=np.float64)
+        return weighted_columns(Z, w[cols])
 
 
 def fit(estimator, X) -> None:
     """``L0KMeans._fit`` on a dask array (the sparsity ``n_features_to_select`` given)."""
-    from sparsefs.clustering._sparse_kmeans import _Fit
+    from sparsefs._kernels.sparse_kmeans_alternation import Fit as _Fit
+    from sparsefs._kernels.sparse_kmeans_alternation import best_alternation as _best_alternation
+    from sparsefs._kernels.sparse_kmeans_alternation import starts as _starts
 
     name = type(estimator).__name__
     s = estimator.n_features_to_select_
@@ -233,23 +257,30 @@ def fit(estimator, X) -> None:
                                                                    name)
     final_seed, _, _ = estimator._seeds()
     estimator.gap_ = None
-    labels, counts, means = first_partition(Xt, estimator, final_seed)
+    rng = np.random.default_rng(final_seed)
+    partitions = first_partitions(Xt, estimator, rng)
     w_step = estimator._w_step(s)
-    # The alternation of _sparse_kmeans._alternate.
-    bcss = _k.bcss_from_means(counts, means)
-    w_prev = np.full(p, 1.0 / math.sqrt(p))
-    w = w_step(bcss)
-    history = [float(w @ bcss)]
-    converged = _k.weight_change(w, w_prev) <= estimator.tol
-    n_iter = 1
-    while not converged and n_iter < estimator.max_iter:
-        labels, counts, means = weighted_kmeans(Xt, w, labels, means, K)
-        bcss = _k.bcss_from_means(counts, means)
-        w_prev, w = w, w_step(bcss)
-        history.append(float(w @ bcss))
+    ops = _DaskOps(Xt)
+    if 8 * n * min(int(s), p) <= INIT_SAMPLE_BYTES:  # the in-memory alternation
+        fit_ = _best_alternation(ops, _starts(ops, partitions, K), w_step,
+                                 max_iter=estimator.max_iter, tol=estimator.tol,
+                                 solver=estimator._solver(rng))
+    else:  # warm-started Lloyd steps in dask passes, from the first start
+        labels = partitions[0]
+        counts, means, bcss = ops.stats(labels, K)
+        w_prev = np.full(p, 1.0 / math.sqrt(p))
+        w = w_step(bcss)
+        history = [float(w @ bcss)]
         converged = _k.weight_change(w, w_prev) <= estimator.tol
-        n_iter += 1
-    fit_ = _Fit(labels, w, bcss, means, np.asarray(history), n_iter, bool(converged))
+        n_iter = 1
+        while not converged and n_iter < estimator.max_iter:
+            labels, counts, means = weighted_kmeans(Xt, w, labels, means, K)
+            bcss = _k.bcss_from_means(counts, means)
+            w_prev, w = w, w_step(bcss)
+            history.append(float(w @ bcss))
+            converged = _k.weight_change(w, w_prev) <= estimator.tol
+            n_iter += 1
+        fit_ = _Fit(labels, w, bcss, means, np.asarray(history), n_iter, bool(converged))
     estimator._store(fit_)
     estimator._set_selection(fit_.bcss, fit_.weights > 0)
 

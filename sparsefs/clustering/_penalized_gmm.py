@@ -34,8 +34,12 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
 
     by EM, whose M-step soft-thresholds each weighted cluster mean at
     :math:`\alpha\sigma_j^2/n_k`. A feature whose K means are all shrunk to 0 (the grand
-    mean) is noise; the others are selected. Started from a k-means partition (``n_init``
-    restarts). The baseline "P-likelihood" / penalised EM of Chang et al. (2018, Experiment 3).
+    mean) is noise; the others are selected. Started from a Hartigan–Wong k-means partition
+    (``n_init`` k-means++ starts, :mod:`sparsefs._kernels.kmeans`). The baseline
+    "P-likelihood" / penalised EM of Chang et al. (2018, Experiment 3).
+
+    Dense X only (sparse X is a ``TypeError``): the mixture is fitted on column-centred
+    data, which is dense.
 
     Parameters
     ----------
@@ -126,6 +130,10 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
     50
     """
 
+    _dense_reason = (
+        "the mixture is fitted on column-centred (standardised) data, which is dense, by EM "
+        "and a k-means start on those dense columns"
+    )
     _parameter_constraints: ClassVar[dict] = {
         **BaseSelectingClusterer._parameter_constraints,
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
@@ -202,7 +210,7 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
             Xc, _, scale = _column_transform(X - self.mean_, False)
         self._x_scale = scale
         seed = int(check_random_state(self.random_state).randint(_INT32_MAX))
-        labels0 = _kmeans(Xc, K, init="k-means++", n_init=self.n_init, seed=seed, copy_x=True)
+        labels0 = _kmeans(Xc, K, init="k-means++", n_init=self.n_init, seed=seed)
         resp0 = np.zeros((n, K))
         resp0[np.arange(n), labels0] = 1.0
 
@@ -233,8 +241,12 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
         self.labels_ = labels.astype(np.intp)
         self.n_components_ = fit.resp.shape[1]
         self.mixing_weights_ = fit.weights
-        self.means_ = fit.means * scale
-        self.variances_ = fit.variances * scale * scale
+        # the fitted model in the standardised space, where predict works: free of overflow
+        # and underflow at any scale of X (variances_ ~ X**2 do not exist at X ~ 1e300)
+        self._std_means, self._std_variances = fit.means, fit.variances
+        with np.errstate(over="ignore", under="ignore"):
+            self.means_ = fit.means * scale
+            self.variances_ = fit.variances * scale * scale
         self.cluster_centers_ = self.mean_ + self.means_
         self.log_likelihood_ = fit.log_likelihood
         self.bic_ = _em.bic(fit.log_likelihood, n, self.n_components_, fit.means)
@@ -262,6 +274,11 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
     def predict(self, X) -> np.ndarray:
         """Most probable component of each sample.
 
+        Computed in the standardised space of the fit (``(X - mean_) / scale``, the model's
+        own means and variances there), so the labels do not depend on the scale of X: at
+        X * 1e300 or X * 1e-300 they equal those at scale 1, although ``variances_`` (in the
+        units of X squared) then overflows or underflows.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -274,6 +291,6 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
         X = self._validate(X, reset=False)
         scale = self._x_scale
         Xc = (np.asarray(X, dtype=np.float64) - self.mean_) / scale
-        log_resp, _ = _em.e_step(Xc, self.mixing_weights_, self.means_ / scale,
-                                 self.variances_ / (scale * scale))
+        log_resp, _ = _em.e_step(Xc, self.mixing_weights_, self._std_means,
+                                 self._std_variances)
         return np.argmax(log_resp, axis=1).astype(np.intp)

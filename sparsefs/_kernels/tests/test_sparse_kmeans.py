@@ -130,7 +130,13 @@ def test_l0_weights_edge_cases():
 
 
 def _delta_by_root_finding(a, s):
-    """Independent Delta: brentq on ||S(a,D)||_1/||S(a,D)||_2 - s over [0, max a)."""
+    """Independent Delta: brentq on ||S(a,D)||_1/||S(a,D)||_2 - s over [0, max a).
+
+    Delta is homogeneous in a: solved for a / max(a) (no underflow of tiny scores), rescaled."""
+    scale = float(np.max(a)) if a.size else 0.0
+    if scale <= 0:
+        return 0.0
+    a = a / scale
     norm = np.linalg.norm(a)
     if norm == 0 or a.sum() / norm <= s:
         return 0.0
@@ -144,7 +150,7 @@ def _delta_by_root_finding(a, s):
     second = top[top < top[0]]
     if second.size:  # on (a_(2), a_(1)) the ratio is 1: stop just above the second value
         hi = max(second[0], top[0] - 1e-9 * top[0])
-    return optimize.brentq(f, 0.0, hi, xtol=1e-15 * top[0], rtol=1e-15)
+    return scale * optimize.brentq(f, 0.0, hi, xtol=1e-15 * top[0], rtol=1e-15)
 
 
 @settings(max_examples=200)

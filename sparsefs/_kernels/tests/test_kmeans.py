@@ -1,0 +1,228 @@
+"""Hartigan–Wong k-means kernel (AS 136), k-means++ seeding and the local-optimality certificate.
+
+Each test's docstring names its independent reference: scikit-learn's Lloyd ``KMeans`` from the
+same start, the brute-force optimum over every partition of tiny problems, the WCSS recomputed
+from scratch after every single-point move, or explicit numpy formulas.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+
+from sparsefs._kernels.kmeans import (
+    hartigan_wong,
+    is_hartigan_optimal,
+    kmeans,
+    kmeans_plusplus,
+    lloyd,
+    transfer_gains,
+    wcss,
+    weighted_columns,
+)
+
+
+def _wcss_numpy(X, labels):
+    """WCSS by an explicit loop over clusters (independent of the kernel)."""
+    return sum(((X[labels == k] - X[labels == k].mean(axis=0)) ** 2).sum()
+               for k in np.unique(labels))
+
+
+def _random_problem(rng):
+    n = int(rng.integers(8, 60))
+    p = int(rng.integers(1, 6))
+    K = int(rng.integers(2, 6))
+    X = rng.normal(size=(n, p)) + rng.normal(scale=2.0, size=(K, p))[rng.integers(0, K, n)]
+    return X, K
+
+
+def _single_move_improves(X, labels, K):
+    """True if moving one point to another cluster lowers the WCSS: every move, recomputed."""
+    base = _wcss_numpy(X, labels)
+    counts = np.bincount(labels, minlength=K)
+    for i in range(X.shape[0]):
+        if counts[labels[i]] == 1:
+            continue
+        for k in range(K):
+            if k == labels[i]:
+                continue
+            moved = labels.copy()
+            moved[i] = k
+            if _wcss_numpy(X, moved) < base * (1 - 1e-10) - 1e-12:
+                return True
+    return False
+
+
+def test_hartigan_wong_never_worse_than_lloyd_from_the_same_start_and_certified():
+    """Reference: scikit-learn Lloyd KMeans (tol=0, strict convergence) from the same initial
+    centres, on 200 random small problems: the Hartigan–Wong WCSS is never larger, strictly
+    smaller on a good share of them, and the certificate holds (no single move helps,
+    checked both by the gain formula and by recomputing the WCSS after every move)."""
+    rng = np.random.default_rng(0)
+    better = 0
+    for trial in range(200):
+        X, K = _random_problem(rng)
+        C0 = X[rng.choice(X.shape[0], K, replace=False)]
+        ours = kmeans(X, K, init=C0, n_init=1)
+        ref = KMeans(K, init=C0, n_init=1, algorithm="lloyd", tol=0, max_iter=1000).fit(X)
+        assert ours.inertia <= ref.inertia_ * (1 + 1e-10) + 1e-12, trial
+        better += ours.inertia < ref.inertia_ * (1 - 1e-9)
+        assert ours.inertia == pytest.approx(_wcss_numpy(X, ours.labels), rel=1e-10)
+        assert np.bincount(ours.labels, minlength=K).min() > 0
+        assert is_hartigan_optimal(X, ours.labels, K)
+        if trial < 40:  # the slow, formula-free check on a subset
+            assert not _single_move_improves(X, ours.labels, K), trial
+    assert better >= 20, better
+
+
+def test_pure_as136_from_random_centres_is_certified():
+    """Reference: the WCSS recomputed after every single-point move (formula-free): plain
+    AS 136 (no Lloyd phase) from random centres always ends Hartigan-optimal."""
+    rng = np.random.default_rng(1)
+    for trial in range(60):
+        X, K = _random_problem(rng)
+        C0 = X[rng.choice(X.shape[0], K, replace=False)] + rng.normal(size=(K, X.shape[1]))
+        res = hartigan_wong(X, C0)
+        assert res.converged
+        assert np.bincount(res.labels, minlength=K).min() > 0
+        assert not _single_move_improves(X, res.labels, K), trial
+        assert res.inertia == pytest.approx(_wcss_numpy(X, res.labels), rel=1e-10)
+
+
+def _brute_force_optimum(X, K):
+    """Minimum WCSS over every labelling with no empty cluster (K^n enumeration)."""
+    n = X.shape[0]
+    A = np.array(list(itertools.product(range(K), repeat=n)))
+    onehot = A[:, :, None] == np.arange(K)
+    counts = onehot.sum(axis=1)
+    ok = counts.min(axis=1) > 0
+    onehot, counts = onehot[ok], counts[ok]
+    sums = np.einsum("ank,np->akp", onehot.astype(float), X)
+    between = (np.einsum("akp,akp->ak", sums, sums) / counts).sum(axis=1)
+    return float((X * X).sum() - between.max())
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_tiny_problems_reach_the_brute_force_optimum(K):
+    """Reference: the exact optimum by enumerating every partition (n <= 10). With 10
+    starts the kernel finds it in most cases, never goes below it, and every start (pure AS
+    136 from random centres) ends in a locally optimal partition."""
+    rng = np.random.default_rng(K)
+    hits = 0
+    trials = 40
+    for _ in range(trials):
+        n = int(rng.integers(K + 2, 11))
+        X = rng.normal(size=(n, int(rng.integers(1, 4))))
+        opt = _brute_force_optimum(X, K)
+        res = kmeans(X, K, n_init=10, seed=int(rng.integers(1 << 30)))
+        assert res.inertia >= opt * (1 - 1e-10) - 1e-12
+        hits += res.inertia <= opt * (1 + 1e-9) + 1e-12
+        for _ in range(3):
+            start = hartigan_wong(X, X[rng.choice(n, K, replace=False)])
+            assert not _single_move_improves(X, start.labels, K)
+    assert hits >= 0.9 * trials, hits
+
+
+def test_transfer_gains_equal_the_recomputed_change_of_wcss():
+    """Reference: WCSS recomputed from scratch after moving point i to cluster B."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(15, 3))
+    labels = np.arange(15) % 4
+    labels[[3, 7, 11]] = 0
+    labels[14] = 3  # cluster 3 = {14}: a singleton, which cannot move
+    gains = transfer_gains(X, labels, 4)
+    base = _wcss_numpy(X, labels)
+    counts = np.bincount(labels, minlength=4)
+    for i in range(15):
+        for k in range(4):
+            if k == labels[i] or counts[labels[i]] == 1:
+                assert gains[i, k] == np.inf
+                continue
+            moved = labels.copy()
+            moved[i] = k
+            assert gains[i, k] == pytest.approx(_wcss_numpy(X, moved) - base, abs=1e-10)
+    assert wcss(X, labels, 4) == pytest.approx(base, rel=1e-12)
+
+
+def test_lloyd_matches_scikit_learn_from_the_same_start():
+    """Reference: scikit-learn's Lloyd KMeans (tol=0) from the same centres: the same fixed
+    point (equal WCSS) on at least 95% of 100 random problems."""
+    rng = np.random.default_rng(4)
+    same = 0
+    for _ in range(100):
+        X, K = _random_problem(rng)
+        C0 = X[rng.choice(X.shape[0], K, replace=False)]
+        ours = lloyd(X, C0)
+        ref = KMeans(K, init=C0, n_init=1, algorithm="lloyd", tol=0, max_iter=1000).fit(X)
+        same += ours.inertia == pytest.approx(ref.inertia_, rel=1e-9)
+        assert ours.converged
+    assert same >= 95, same
+
+
+def test_empty_clusters_are_refilled_and_k_equals_n():
+    """Reference: definitions. Centres far from every point leave clusters empty after the
+    first assignment; none stays empty. K = n puts every point alone (WCSS 0); K = 1 is the
+    total sum of squares."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20, 2))
+    C0 = np.array([[0.0, 0.0], [100.0, 100.0], [200.0, -50.0]])
+    for res in (hartigan_wong(X, C0), lloyd(X, C0), kmeans(X, 3, init=C0, n_init=1)):
+        assert np.bincount(res.labels, minlength=3).min() > 0
+    Y = X[:5]
+    assert kmeans(Y, 5, n_init=1, seed=0).inertia == pytest.approx(0.0, abs=1e-12)
+    one = kmeans(X, 1, seed=0)
+    assert one.inertia == pytest.approx(((X - X.mean(axis=0)) ** 2).sum())
+    dup = np.repeat(X[:2], 5, axis=0)  # two distinct points, three clusters
+    res = kmeans(dup, 3, n_init=3, seed=0)
+    assert np.bincount(res.labels, minlength=3).min() > 0 and res.inertia == 0.0
+
+
+def test_kmeans_plusplus_and_restarts_are_seeded():
+    """Reference: equal seeds give equal results; centres are rows of X; more starts never
+    give a larger WCSS than the first of them (the best is kept)."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(80, 4))
+    a = kmeans_plusplus(X, 5, np.random.default_rng(3))
+    b = kmeans_plusplus(X, 5, np.random.default_rng(3))
+    np.testing.assert_array_equal(a, b)
+    rows = {tuple(r) for r in X}
+    assert all(tuple(c) in rows for c in a) and len({tuple(c) for c in a}) == 5
+    r1 = kmeans(X, 5, n_init=10, seed=11)
+    r2 = kmeans(X, 5, n_init=10, seed=11)
+    np.testing.assert_array_equal(r1.labels, r2.labels)
+    every = kmeans(X, 5, n_init=10, seed=11, return_all=True)
+    assert len(every) == 10 and r1.inertia == min(e.inertia for e in every)
+
+
+def test_weighted_columns_give_the_weighted_wcss():
+    """Reference: sum_j w_j WCSS_j(C) computed per column by numpy equals the WCSS of the
+    scaled matrix; zero-weight columns are dropped; unit weights return X itself."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(30, 6))
+    w = np.array([0.0, 0.5, 1.0, 0.0, 2.0, 0.25])
+    labels = np.arange(30) % 3
+    Xw = weighted_columns(X, w)
+    assert Xw.shape == (30, 4)
+    per_col = [((X[labels == k, j] - X[labels == k, j].mean()) ** 2).sum()
+               for j in range(6) for k in range(3)]
+    weighted = (np.array(per_col).reshape(6, 3).sum(axis=1) * w).sum()
+    assert wcss(Xw, labels, 3) == pytest.approx(weighted, rel=1e-12)
+    assert weighted_columns(X, np.ones(6)) is X
+
+
+def test_kernel_errors():
+    """Reference: the contract's error rules (a ValueError naming parameter and value)."""
+    X = np.zeros((5, 2))
+    with pytest.raises(ValueError, match="n_clusters=6"):
+        kmeans(X, 6)
+    with pytest.raises(ValueError, match="n_init=0"):
+        kmeans(X, 2, n_init=0)
+    with pytest.raises(ValueError, match="algorithm='elkan'"):
+        kmeans(X, 2, algorithm="elkan")
+    with pytest.raises(ValueError, match="do not match"):
+        hartigan_wong(X, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="max_iter=0"):
+        hartigan_wong(X, np.zeros((2, 2)), max_iter=0)
+    assert is_hartigan_optimal(X + np.arange(5)[:, None], np.array([0, 0, 1, 1, 1]), 2)
+    assert not is_hartigan_optimal(np.arange(6.0)[:, None], np.array([0, 1, 0, 1, 0, 1]), 2)
