@@ -41,6 +41,7 @@ __all__ = [
     "AffinityGraph",
     "complete_affinity",
     "degrees",
+    "duplicate_column_groups",
     "graph_smoothness",
     "knn_affinity",
     "knn_search",
@@ -48,6 +49,7 @@ __all__ = [
     "normalized_laplacian",
     "power_of_two_scale",
     "spectral_embedding",
+    "tie_duplicate_scores",
     "weighted_centered_ss",
 ]
 
@@ -412,3 +414,57 @@ def spectral_embedding(
     flip = np.sign(Z[np.argmax(np.abs(Z), axis=0), np.arange(m)])
     flip[flip == 0] = 1.0
     return mu, Z * flip
+
+
+def duplicate_column_groups(X) -> np.ndarray:
+    r"""For every column, the index of the first column exactly equal to it (itself if none).
+
+    Exact, bitwise equality of the values (``-0.0`` and ``0.0`` count as equal); dense input
+    is compared by sorting the columns' bytes (:math:`O(nd\log d)`), sparse input (any scipy
+    format) by its canonical CSC pattern and values.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of int, shape (n_features,)
+        ``first[j] <= j``; ``first[j] == first[i]`` iff columns ``i`` and ``j`` are equal.
+    """
+    d = X.shape[1]
+    if sp.issparse(X):
+        C = sp.csc_array(X, dtype=np.float64, copy=True)
+        C.eliminate_zeros()
+        C.sort_indices()
+        keys = {}
+        first = np.empty(d, dtype=np.intp)
+        for j in range(d):
+            lo, hi = C.indptr[j], C.indptr[j + 1]
+            key = C.indices[lo:hi].tobytes() + (C.data[lo:hi] + 0.0).tobytes()
+            first[j] = keys.setdefault(key, j)
+        return first
+    cols = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T) + 0.0
+    if d == 0:
+        return np.zeros(0, dtype=np.intp)
+    view = cols.view(np.dtype((np.void, cols.dtype.itemsize * cols.shape[1]))).ravel()
+    _, index, inverse = np.unique(view, return_index=True, return_inverse=True)
+    return index[inverse.ravel()].astype(np.intp)
+
+
+def tie_duplicate_scores(X, scores: np.ndarray) -> np.ndarray:
+    """Give exactly duplicated columns exactly equal scores: each group's mean score.
+
+    A deterministic method treats two identical columns identically in exact arithmetic; in
+    floating point their scores can still differ in the last bits (sums in another order).
+    Averaging over each group of identical columns removes that rounding, so the selection
+    contract's tie rule (equal scores, lower index first) applies. Scores of columns without
+    a copy are returned unchanged. Returns a new array.
+    """
+    scores = np.array(scores, dtype=np.float64, copy=True)
+    first = duplicate_column_groups(X)
+    if np.array_equal(first, np.arange(first.shape[0])):
+        return scores
+    counts = np.bincount(first, minlength=first.shape[0])
+    sums = np.bincount(first, weights=scores, minlength=first.shape[0])
+    return sums[first] / counts[first]

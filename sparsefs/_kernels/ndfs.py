@@ -130,6 +130,7 @@ def ndfs(
     gamma: float,
     max_iter: int = 300,
     tol: float = 1e-6,
+    relative_beta: bool = False,
 ) -> NDFSResult:
     r"""Run NDFS on dense X.
 
@@ -146,12 +147,23 @@ def ndfs(
     max_iter : int
     tol : float
         Stop when the objective changes by at most ``tol`` times its magnitude.
+    relative_beta : bool, default=False
+        Take ``beta`` in units of the root-mean-square entry of X,
+        :math:`r = \|X\|_F/\sqrt{nd}`, i.e. use :math:`\beta r`. The objective is then
+        invariant to :math:`X \to cX` (W scales by :math:`1/c`, and :math:`\beta r\|W\|_{2,1}`
+        with it), so the selection is the same at every scale; :math:`\beta r` is formed in
+        logarithms, so it never overflows. The start :math:`D = I` then becomes
+        :math:`D = rI` (the re-weighting scales with X), so the whole iteration is invariant.
     """
     n, d = X.shape
     c = F0.shape[1]
     s = power_of_two_scale(X)
     Xs = X / s
     log_beta = float(np.log(beta) - np.log(s))  # beta_s = beta / s, kept in logs
+    rms = float(np.sqrt(np.mean(Xs * Xs))) if Xs.size else 0.0
+    relative_beta = relative_beta and rms > 0
+    if relative_beta:  # beta * rms(X), i.e. beta_s = beta * rms(X / s)
+        log_beta = float(np.log(beta) + np.log(rms))
     F = np.array(F0, dtype=np.float64, copy=True)
     gram = Xs.T @ Xs if n > d else None
     eye_c = np.eye(c)
@@ -160,8 +172,10 @@ def ndfs(
     # rho = c_w / beta_s. Keeping log(rho) lets the iteration run at any scale of X and beta
     # (values near 1e300 / 1e-300 included) without overflow.
     d_hat = np.ones(d)
-    # D = I in the caller's units is D = I / s for W in units of X / s (W scales by s)
-    log_rho = float(np.log(s)) - log_beta
+    # D = I in the caller's units is D = I / s for W in units of X / s (W scales by s); with
+    # a relative beta the start is D = rms(X) I instead (scale-covariant, as D(W) is: the
+    # paper's D = I in units where the rms entry of X is 1), i.e. D = rms(X / s) I here
+    log_rho = (-float(np.log(rms)) if relative_beta else float(np.log(s))) - log_beta
     V = np.zeros((d, c))
     log_cw = -np.inf
     history, converged = [], False

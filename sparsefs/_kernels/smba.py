@@ -91,7 +91,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 from scipy.linalg import cho_factor, cho_solve
-from scipy.linalg.blas import dgemm
+from scipy.linalg.blas import dgemm, dsyrk
 
 __all__ = [
     "ADMMBlockResult",
@@ -100,8 +100,10 @@ __all__ = [
     "admm_l12_rows",
     "admm_woodbury",
     "auto_block_size",
+    "duplicate_column_groups",
     "group_lasso_bcd",
     "lambda_max",
+    "merge_duplicate_rows",
     "prox_l1",
     "prox_l12_rows",
     "reduce_smba",
@@ -403,6 +405,7 @@ def admm_l1_columns(
     tol: float = 1e-8,
     max_iter: int = 3000,
     keep_coef: bool = False,
+    groups: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> ADMMBlockResult:
     r"""Run the q = 1 ADMM (spec A.4, Woodbury Z-step) on one block of columns of C.
 
@@ -428,6 +431,9 @@ def admm_l1_columns(
     max_iter : int, default=3000
     keep_coef : bool, default=False
         Return the block of C.
+    groups : tuple, optional
+        :func:`duplicate_column_groups` of X: the rows of duplicated features are replaced by
+        their mean at the end (:func:`merge_duplicate_rows`), so copies score exactly alike.
 
     Returns
     -------
@@ -441,6 +447,7 @@ def admm_l1_columns(
     ell = np.zeros(B) if affine else None
     C, n_iter, converged, err1, err2, sums, row_dual = _admm_loop(
         U, QinvUt, QinvUt_J, mu2, 1, affine, tol, max_iter, C, L, ell)
+    C = merge_duplicate_rows(C, groups)
     row_abs = np.abs(C).sum(axis=1)
     return ADMMBlockResult(
         row_abs=row_abs,
@@ -974,13 +981,25 @@ def _eta_stage(Ap, Tp, e, p, lam, scale, abs_tol, max_eval, gaps):
     diag = np.arange(Ap.shape[1])
 
     def solve(eta):
+        # H = A'^T D A' + E from the rows with eta_i > 0 only (the zero rows, most of them
+        # near the solution, add nothing), as a symmetric rank-k update (half a GEMM's flops):
+        # O(|eta > 0| q^2), no M x M or M x M-sized temporary
         d = eta / lam
-        H = (Ap.T * d) @ Ap
+        nz = np.flatnonzero(d > 0.0)
+        if nz.size == Ap.shape[0]:
+            Aw = Ap * np.sqrt(d)[:, None]
+        else:
+            Aw = Ap[nz] * np.sqrt(d[nz])[:, None]
+        if nz.size:
+            H = dsyrk(1.0, Aw.T, trans=0, lower=1)  # Aw^T Aw, lower triangle (Fortran order)
+        else:
+            H = np.zeros((Ap.shape[1], Ap.shape[1]), order="F")
         H[diag, diag] += e
         try:
             Rp = cho_solve(cho_factor(H, lower=True, check_finite=False), Tp,
                            check_finite=False)
         except np.linalg.LinAlgError:  # pragma: no cover - singular (all eta = 0, affine)
+            H = np.tril(H) + np.tril(H, -1).T
             Rp = np.linalg.lstsq(H, Tp, rcond=None)[0]
         return d, Rp
 
@@ -1156,6 +1175,45 @@ def smba_group_lasso(
 # --------------------------------------------------------------------------------------------
 
 
+def duplicate_column_groups(X: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Groups of exactly equal columns of X: ``(inverse, counts)`` (``inverse[j]`` the group of
+    column j, ``counts[g]`` its size), or ``None`` when every column is distinct.
+
+    ``-0.0`` and ``0.0`` are the same value here.
+    """
+    if X.shape[1] < 2:
+        return None
+    _, inverse, counts = np.unique(X + 0.0, axis=1, return_inverse=True, return_counts=True)
+    if counts.max() == 1:
+        return None
+    return np.asarray(inverse).ravel(), counts
+
+
+def merge_duplicate_rows(A: np.ndarray, groups: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    r"""Replace the rows of ``A`` (indexed by feature) of every group of duplicated features
+    by the group's mean row (a new array; ``A`` itself when ``groups`` is None).
+
+    **Why this keeps a solution optimal** (merge and split). If features i and i' are equal,
+    :math:`XC` depends on rows :math:`c^i, c^{i'}` only through their sum, so replacing both
+    by their mean leaves the loss unchanged and, by the triangle inequality
+    (:math:`2\|(c^i + c^{i'})/2\| \le \|c^i\| + \|c^{i'}\|`, any norm), does not raise the
+    penalty; the affine constraint (column sums) is kept. The mean of an optimal C is optimal,
+    and the copies get bit-identical rows, hence exactly equal scores.
+    """
+    if groups is None:
+        return A
+    inverse, counts = groups
+    dup = np.flatnonzero(counts[inverse] > 1)
+    out = np.array(A, dtype=np.float64, copy=True)
+    gid = inverse[dup]
+    uniq, local = np.unique(gid, return_inverse=True)
+    sums = np.zeros((uniq.size, *A.shape[1:]))
+    np.add.at(sums, local, out[dup])
+    sums /= counts[uniq].reshape((-1, *(1,) * (A.ndim - 1)))
+    out[dup] = sums[local]
+    return out
+
+
 def _zero_solution_dual(X: np.ndarray, q: int) -> np.ndarray:
     """``||P_i||_{q*}`` for every row of P = X^T X (q* = inf for q = 1, 2 for q = 2)."""
     M = X.shape[1]
@@ -1284,6 +1342,8 @@ def smba(
                          "only; use solver='admm' for q = 1 (column blocks).")
     X = np.ascontiguousarray(X, dtype=np.float64)
     M = X.shape[1]
+    # exactly duplicated features: their rows of C are merged (mean) so copies tie exactly
+    groups = duplicate_column_groups(X)
     lmax = lambda_max(X, q, affine, lambda_scale)
     if lmax <= 0.0:
         # no loss gradient at the trivial point (X = 0, or, affine, all features equal): every
@@ -1304,31 +1364,45 @@ def smba(
         if lam >= thr:
             # C = 0 is optimal (lambda above the zero threshold): the ADMM's fixed point is
             # C = Z = 0, Lambda = mu1 X^T X, so s_i = (mu1/mu2) ||P_i||_{q*}; no iteration
-            return SMBAResult(np.zeros(M), _zero_solution_dual(X, q) * (mu1 / mu2),
+            dual = merge_duplicate_rows(_zero_solution_dual(X, q), groups)
+            return SMBAResult(np.zeros(M), dual * (mu1 / mu2),
                               np.zeros((M, M)) if keep_coef else None, 0, True, np.zeros(0),
                               np.zeros(0), lam, lmax, mu1, mu2)
     if q == 2 and solver == "group_lasso":
         out = smba_group_lasso(X, lam, affine=affine, tol=tol, max_iter=max_iter)
-        B, G = out["B"], out["grad"]
+        B = merge_duplicate_rows(out["B"], groups)
+        G = merge_duplicate_rows(out["grad"], groups)
         V = B + G * (1.0 / (lam * mu2))  # the ADMM's Z + Lambda/mu2 at its fixed point
         dual = np.sqrt(np.einsum("ij,ij->i", V, V))
         coef = B @ out["W"].T if keep_coef else None
-        return SMBAResult(out["row_norms"], dual, coef, out["n_iter"], out["converged"],
+        row_norms = (out["row_norms"] if groups is None
+                     else np.sqrt(np.einsum("ij,ij->i", B, B)))
+        return SMBAResult(row_norms, dual, coef, out["n_iter"], out["converged"],
                           out["gap"], out["violation"], lam, lmax, mu1, mu2,
                           solver="group_lasso", gap=out["gap"], nu=out["nu"])
     if q == 2 and solver == "working_set":
         out = smba_working_set(X, lam, mu2, affine=affine, tol=tol, max_iter=max_iter)
         coef = None
+        row_norms = out["row_norms"]
         if keep_coef:
             coef = np.zeros((M, M))
             coef[out["rows"]] = out["coef_rows"]
-        return SMBAResult(out["row_norms"], out["dual"], coef, out["n_iter"], out["converged"],
+            if groups is not None:
+                coef = merge_duplicate_rows(coef, groups)
+                row_norms = np.sqrt(np.einsum("ij,ij->i", coef, coef))
+        elif groups is not None:
+            # C is not formed: the copies' row norms are averaged (equal to the norm of the
+            # mean row at an exact optimum, where the copies' rows are parallel)
+            row_norms = merge_duplicate_rows(row_norms, groups)
+        dual = merge_duplicate_rows(out["dual"], groups)
+        return SMBAResult(row_norms, dual, coef, out["n_iter"], out["converged"],
                           out["err1"], out["err2"], lam, lmax, mu1, mu2, solver="working_set")
     if q == 2:
         out = admm_woodbury(X, mu1, mu2, q=2, affine=affine, tol=tol, max_iter=max_iter)
-        C = out["coef"]
+        C = merge_duplicate_rows(out["coef"], groups)
         r = np.sqrt(np.einsum("ij,ij->i", C, C))
-        return SMBAResult(r, out["dual"], C if keep_coef else None, out["n_iter"],
+        dual = merge_duplicate_rows(out["dual"], groups)
+        return SMBAResult(r, dual, C if keep_coef else None, out["n_iter"],
                           out["converged"], out["err1"], out["err2"], lam, lmax, mu1, mu2)
     U, QinvUt = woodbury_factors(X, mu1, mu2, affine)
     width = auto_block_size(M) if block_size is None else max(1, min(int(block_size), M))
@@ -1339,7 +1413,7 @@ def smba(
     for start in range(0, M, width):
         cols = slice(start, min(start + width, M))
         res = admm_l1_columns(U, QinvUt, mu2, cols, affine=affine, tol=tol,
-                              max_iter=max_iter, keep_coef=keep_coef)
+                              max_iter=max_iter, keep_coef=keep_coef, groups=groups)
         r += res.row_abs
         np.maximum(s, res.row_dual, out=s)
         if keep_coef:
@@ -1350,6 +1424,7 @@ def smba(
         converged &= res.converged
     err1 = _pad_last(sums, n_iter) / float(M * M)
     err2 = _pad_last(e2s, n_iter) / float(M)
+    s = merge_duplicate_rows(s, groups)
     return SMBAResult(r, s, coef, n_iter, bool(converged), err1, err2, lam, lmax, mu1, mu2)
 
 

@@ -33,8 +33,9 @@ spectrum of :math:`A` over many orders of magnitude, which stalls plain Lanczos 
 products per W-step) but not the inverted operator (tens). :func:`w_matrix` forms :math:`A` for
 the dense path (small ``d``, tests).
 
-Everything here is pure numpy/scipy; k-means itself is injected by the caller (the estimator
-uses scikit-learn's ``KMeans``) through the ``propose`` callable of :func:`ufcm`.
+Everything here is pure numpy/scipy. The U-step's candidate labellings are injected by the
+caller through the ``propose`` callable of :func:`ufcm` (the estimator proposes runs of
+:func:`kmeans`, a seeded numpy Lloyd's k-means sized for the ``n x d'`` projection).
 
 References
 ----------
@@ -52,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 __all__ = [
     "DENSE_MAX_FEATURES",
@@ -60,15 +61,16 @@ __all__ = [
     "UFCMResult",
     "best_candidate",
     "cluster_means",
+    "data_scale",
     "inverse_shift",
     "isometric_coordinates",
+    "kmeans",
     "kmeans_cost",
     "l2p_penalty",
     "objective",
     "prepare_data",
     "resolve_solver",
     "reweight",
-    "scaled_beta",
     "smoothing_eps",
     "ufcm",
     "w_inverse_operator",
@@ -91,8 +93,6 @@ DENSE_TALL_MAX_FEATURES = 2000
 _EPS_REL = 1e-8
 # prepare_data rescales X by a power of two when its largest magnitude is outside this range.
 _SAFE_RANGE = (1e-100, 1e100)
-# Ceiling on the rescaled beta (only reached for data near 1e-300: the penalty then dominates).
-_BETA_MAX = 1e150
 # Smallest Lanczos basis on A itself: more vectors than ARPACK's default 20 cut the products by
 # a third to a half when the d'-th eigenvalue sits in the cluster of -beta*d_ii values. The
 # shift-inverted operator converges within ARPACK's default basis (20; about 21 products per
@@ -107,24 +107,32 @@ _V0_NOISE = 1e-2
 # --------------------------------------------------------------------------------------------
 
 
-def prepare_data(X: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+def prepare_data(
+    X: np.ndarray, *, standardize: bool = False
+) -> tuple[np.ndarray, int, np.ndarray]:
     """Centre X (a float64 copy), rescale it by a power of two if needed, find constant columns.
 
-    The objective is not scale invariant, but it is homogeneous:
-    :math:`J(W; X/s, \\beta/s^2) = J(W; X, \\beta)/s^2`. Data whose largest magnitude lies
-    outside [1e-100, 1e100] (where scatter matrices overflow or underflow) are divided by
-    :math:`s = 2^e`, exactly, and the caller divides ``beta`` by :math:`s^2` (see
-    :func:`scaled_beta`) and multiplies the objective back. Ordinary data are untouched (e = 0).
+    The objective is homogeneous, :math:`J(W; X/s, \\beta/s^2) = J(W; X, \\beta)/s^2`, and the
+    estimator takes ``beta`` relative to the scatter (:func:`data_scale`), so the scale of X
+    drops out. Data whose largest magnitude lies outside [1e-100, 1e100] (where scatter
+    matrices overflow or underflow) are divided by :math:`s = 2^e`, exactly, before anything
+    is squared; the caller multiplies the objective back by :math:`4^e`. Ordinary data are
+    untouched (e = 0).
+
+    With ``standardize=True`` every column is z-scored instead (divided by its largest
+    magnitude first, so no square over- or underflows, then centred and divided by its
+    standard deviation; ``exponent`` is 0): the fit then ignores the features' units.
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
         Finite values. Not modified.
+    standardize : bool, default=False
 
     Returns
     -------
     Xc : ndarray of shape (n_samples, n_features), float64
-        ``(X - mean) / 2**exponent``; a new array.
+        ``(X - mean) / 2**exponent`` (or the z-scores); a new array.
     exponent : int
     varying : ndarray of bool, shape (n_features,)
         False for the columns that are exactly constant in X.
@@ -132,6 +140,14 @@ def prepare_data(X: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
     X = np.asarray(X)
     varying = (X.max(axis=0) != X.min(axis=0)) if X.shape[0] else np.zeros(X.shape[1], bool)
     Xc = np.array(X, dtype=np.float64, order="C", copy=True)
+    if standardize:
+        colmax = np.abs(Xc).max(axis=0) if Xc.shape[0] else np.ones(Xc.shape[1])
+        Xc /= np.where(colmax > 0, colmax, 1.0)
+        Xc -= Xc.mean(axis=0)
+        std = np.sqrt(np.mean(Xc * Xc, axis=0)) if Xc.shape[0] else np.ones(Xc.shape[1])
+        Xc /= np.where(varying & (std > 0), std, 1.0)
+        Xc[:, ~varying] = 0.0
+        return Xc, 0, varying
     amax = float(np.abs(Xc).max()) if Xc.size else 0.0
     exponent = 0
     if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
@@ -158,15 +174,23 @@ def isometric_coordinates(Xc: np.ndarray) -> np.ndarray:
     return vecs * np.sqrt(np.clip(vals, 0.0, None))
 
 
-def scaled_beta(beta: float, exponent: int) -> float:
-    """``beta / 4**exponent`` (the penalty weight for data divided by ``2**exponent``).
+def data_scale(Xc: np.ndarray) -> float:
+    r"""The mean per-feature scatter :math:`\sigma = \|X_c\|_F^2 / d = \operatorname{Tr}(S_t)/d`.
 
-    Capped at 1e150, a regime where the penalty already dominates every data term.
+    The unit in which :func:`ufcm` takes ``beta``: every data term of the objective (eq. 6) is
+    quadratic in X, so :math:`A(cX, \beta\,\sigma(cX)) = c^2 A(X, \beta\,\sigma(X))` and the
+    W-step, the U-step and the selection are the same for every :math:`c \neq 0`. For
+    standardised features :math:`\sigma = n`. Returns 1.0 for all-zero data (nothing to scale).
+
+    Parameters
+    ----------
+    Xc : ndarray of shape (n_samples, n_features)
+        Centred data, within the safe range of :func:`prepare_data` (the squares are finite).
     """
-    if not beta:
-        return 0.0
-    with np.errstate(over="ignore"):
-        return float(min(np.ldexp(beta, -2 * exponent), _BETA_MAX))
+    total = float(np.einsum("ij,ij->", Xc, Xc))
+    if Xc.shape[1] == 0 or not total > 0.0:
+        return 1.0
+    return total / Xc.shape[1]
 
 
 def cluster_means(
@@ -210,6 +234,105 @@ def kmeans_cost(Y: np.ndarray, labels: np.ndarray) -> float:
     means, _ = cluster_means(Y, labels)
     resid = Y - means[labels]
     return float(np.einsum("ij,ij->", resid, resid))
+
+
+def _sq_distances(Y: np.ndarray, sq_norms: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances of the rows of ``Y`` to ``centers`` (clipped at 0)."""
+    D = sq_norms[:, None] - 2.0 * (Y @ centers.T) + np.einsum("ij,ij->i", centers, centers)
+    return np.maximum(D, 0.0, out=D)
+
+
+def _kmeans_plus_plus(
+    Y: np.ndarray, sq_norms: np.ndarray, n_clusters: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Greedy k-means++ seeding (Arthur & Vassilvitskii, 2007): ``2 + log k`` trials a centre."""
+    n = Y.shape[0]
+    trials = 2 + int(np.log(n_clusters))
+    centers = np.empty((n_clusters, Y.shape[1]))
+    centers[0] = Y[rng.integers(n)]
+    closest = _sq_distances(Y, sq_norms, centers[:1])[:, 0]
+    for k in range(1, n_clusters):
+        total = closest.sum()
+        if total > 0.0:
+            cum = np.cumsum(closest)
+            picks = np.searchsorted(cum, rng.random(trials) * cum[-1], side="right")
+            picks = np.minimum(picks, n - 1)
+        else:  # every point sits on a centre already
+            picks = rng.integers(n, size=trials)
+        cand = np.minimum(closest[None, :], _sq_distances(Y, sq_norms, Y[picks]).T)
+        best = int(np.argmin(cand.sum(axis=1)))
+        centers[k] = Y[picks[best]]
+        closest = cand[best]
+    return centers
+
+
+def kmeans(
+    Y: np.ndarray,
+    n_clusters: int,
+    rng: np.random.Generator,
+    *,
+    init: np.ndarray | None = None,
+    n_init: int = 1,
+    max_iter: int = 300,
+) -> np.ndarray:
+    r"""Lloyd's k-means (eq. 9 alternated with eq. 10), best of ``n_init`` seeded starts.
+
+    Each start is the greedy k-means++ seeding (or ``init``, the warm start of the U-step's
+    refinement), then Lloyd's iterations - assign every row to its nearest centre, move every
+    centre to its cluster's mean - until the labels stop changing (or ``max_iter``). An empty
+    cluster is re-seeded at the point farthest from its centre, so every cluster keeps a point
+    when the data have at least ``n_clusters`` distinct rows. Returns the labels of the start
+    with the lowest cost :math:`\|Y - UG\|_F^2` (the first on ties).
+
+    Pure numpy, :math:`O(n\,c\,d')` per iteration: the U-step runs it ``r + 1`` times per outer
+    iteration on the ``n x d'`` projection, where a general-purpose k-means's fixed overhead
+    (threads, validation) would dominate the fit.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n_samples, n_dims)
+    n_clusters : int
+        At most ``n_samples``.
+    rng : numpy.random.Generator
+        Draws the seedings.
+    init : ndarray of shape (n_clusters, n_dims), optional
+        Initial centres (then ``n_init`` is 1).
+    n_init : int, default=1
+    max_iter : int, default=300
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples,)
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    n = Y.shape[0]
+    if not 1 <= n_clusters <= n:
+        raise ValueError(f"n_clusters={n_clusters} must be between 1 and n_samples={n}.")
+    sq_norms = np.einsum("ij,ij->i", Y, Y)
+    best_labels, best_cost = None, np.inf
+    for _ in range(1 if init is not None else max(1, n_init)):
+        if init is not None:
+            centers = np.array(init, dtype=np.float64, copy=True)
+        else:
+            centers = _kmeans_plus_plus(Y, sq_norms, n_clusters, rng)
+        labels = np.full(n, -1, dtype=np.intp)
+        for _ in range(max_iter):
+            D = _sq_distances(Y, sq_norms, centers)
+            new = np.argmin(D, axis=1)
+            counts = np.bincount(new, minlength=n_clusters)
+            for k in np.flatnonzero(counts == 0):  # re-seed empty clusters
+                far = int(np.argmax(D[np.arange(n), new]))
+                new[far] = k
+                D[far] = 0.0
+                counts = np.bincount(new, minlength=n_clusters)
+            if np.array_equal(new, labels):
+                break
+            labels = new
+            centers, _ = cluster_means(Y, labels, n_clusters)
+        cost = kmeans_cost(Y, labels)
+        if cost < best_cost:
+            best_labels, best_cost = labels, cost
+    return best_labels
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,6 +599,22 @@ def resolve_solver(solver: str, n_samples: int, n_features: int, n_components: i
     return solver
 
 
+def _top_eigh(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest eigenpairs of the symmetric ``A`` by LAPACK.
+
+    The subset driver (``dsyevr``) can return fewer pairs than asked when the k-th eigenvalue
+    lies in a large degenerate cluster - measured at the first W-step (D = I, so
+    :math:`A = X^\top BX - \beta I` has ``d - rank`` equal eigenvalues :math:`-\beta`) with
+    d' above the rank; then the full decomposition is used.
+    """
+    d = A.shape[0]
+    vals, vecs = linalg.eigh(A, subset_by_index=[d - k, d - 1], check_finite=False)
+    if vecs.shape[1] != k:
+        vals, vecs = linalg.eigh(A, check_finite=False, driver="evd")
+        vals, vecs = vals[d - k:], vecs[:, d - k:]
+    return vals, vecs
+
+
 def _orient(vals: np.ndarray, vecs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Columns by decreasing eigenvalue, each signed so its largest-magnitude entry is positive."""
     order = np.argsort(vals)[::-1]
@@ -525,7 +664,9 @@ def w_step(
     shift_invert : bool or None, default=None
         Lanczos on :math:`(\sigma I - A)^{-1}` (:func:`w_inverse_operator`) rather than on
         :math:`A` (:func:`w_operator`); ``None``: when ``n_samples < n_features``, where the
-        Woodbury form is cheap. Both are matrix-free; only the ``"arpack"`` path uses it.
+        Woodbury form is cheap. Both are matrix-free; only the ``"arpack"`` path uses it. If
+        ARPACK does not converge on :math:`A` the inverted operator is tried, and if that
+        fails too, LAPACK's ``eigh`` on the formed matrix (the result is the same subspace).
     factor : ndarray of shape (n_samples, n_samples), optional
         :func:`isometric_coordinates` of ``Xc``, reused by the shift-invert across W-steps.
 
@@ -545,19 +686,27 @@ def w_step(
     how = resolve_solver(solver, Xc.shape[0], n_features, n_components)
     if how == "dense":
         A = w_matrix(Xc, labels, alpha, beta_d)
-        vals, vecs = linalg.eigh(
-            A, subset_by_index=[n_features - n_components, n_features - 1], check_finite=False
-        )
+        vals, vecs = _top_eigh(A, n_components)
     else:
         op = w_operator(Xc, labels, alpha, beta_d)
         if shift_invert is None:
             shift_invert = Xc.shape[0] < n_features
-        target = op
-        if shift_invert:
-            sigma = inverse_shift(Xc, labels, alpha, beta_d, factor)
-            target = w_inverse_operator(Xc, labels, alpha, beta_d, sigma)
-        ncv = min(n_features, max(2 * n_components + 1, 20 if shift_invert else _NCV_MIN))
-        _, vecs = eigsh(target, k=n_components, which="LA", v0=v0, tol=tol, ncv=ncv)
+        vecs = None
+        for inverted in (shift_invert, True) if not shift_invert else (True,):
+            target = op
+            if inverted:
+                sigma = inverse_shift(Xc, labels, alpha, beta_d, factor)
+                target = w_inverse_operator(Xc, labels, alpha, beta_d, sigma)
+            ncv = min(n_features, max(2 * n_components + 1, 20 if inverted else _NCV_MIN))
+            try:
+                _, vecs = eigsh(target, k=n_components, which="LA", v0=v0, tol=tol, ncv=ncv)
+                break
+            except ArpackNoConvergence:
+                # Lanczos on A stalls when the penalty spreads its spectrum (tall data, strong
+                # beta): retry on the shift-inverted operator, then fall back to LAPACK
+                continue
+        if vecs is None:
+            _, vecs = _top_eigh(w_matrix(Xc, labels, alpha, beta_d), n_components)
         # ARPACK's vectors are orthonormal to working precision; one QR pass (same span)
         # makes W^T W = I to rounding, which the constraint and the tests rely on.
         vecs, r = np.linalg.qr(vecs)
@@ -723,7 +872,9 @@ def ufcm(
         best, _ = best_candidate(Y, candidates)
         labels = np.asarray(candidates[best])
         start = W.sum(axis=1)
-        start = start / np.linalg.norm(start) + _V0_NOISE * v0
+        size = float(np.linalg.norm(start))
+        # the columns of W can cancel (sum 0): then the random start alone
+        start = start / size + _V0_NOISE * v0 if size > 0.0 else v0
         W, vals = step(d_weights, start)
         history.append(objective(Xc, W, labels, alpha, beta, p, eps))
         if callback is not None:

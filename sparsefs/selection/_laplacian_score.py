@@ -3,6 +3,7 @@
 from typing import ClassVar
 
 from sparsefs._kernels import laplacian_score as _kernel
+from sparsefs._kernels.graphs import tie_duplicate_scores
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,
@@ -116,7 +117,8 @@ class LaplacianScore(BaseSelector):
     def _fit(self, X, y_idx):
         X = as_float_input(self, X)
         graph = build_knn_graph(X, self.n_neighbors, self.affinity, self.bandwidth)
-        raw = _kernel.laplacian_score(X, graph.W)
+        # exact copies of a column get exactly equal scores (rounding removed)
+        raw = tie_duplicate_scores(X, _kernel.laplacian_score(X, graph.W))
         self.laplacian_scores_ = raw
         self.n_neighbors_ = effective_neighbors(self.n_neighbors, X.shape[0])
         self.bandwidth_ = graph.bandwidth

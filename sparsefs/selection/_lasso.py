@@ -9,6 +9,7 @@ import numpy as np
 from sparsefs._kernels import lasso as _kernel
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
 from sparsefs._kernels.l21 import prepare_design, row_norms, selection_scores
+from sparsefs._kernels.smba import duplicate_column_groups, merge_duplicate_rows
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
 from sparsefs.utils._sklearn_compat import Interval
@@ -89,6 +90,9 @@ _ATTRS_DOC = r"""
 
 
 class _LogisticSelector(SparseLinearSelector):
+    # the centred, standardised design stays sparse (CenteredSparse, as RFS / ls-l21 / ll-l21)
+    _accept_sparse = ("csr", "csc")
+
     def _fit(self, X, y_idx):
         n_classes = int(y_idx.max()) + 1
         prep = prepare_design(X, center=True, standardize=self.standardize)
@@ -115,11 +119,17 @@ class _LogisticSelector(SparseLinearSelector):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        # exactly duplicated features: the loss sees only the sum of their rows of W, so the
+        # mean of the rows keeps the loss and (convex penalty) does not raise the penalty; it
+        # is optimal whenever the fit is, and the copies get bit-identical rows and scores
+        groups = duplicate_column_groups(prep.X) if isinstance(prep.X, np.ndarray) else None
+        coef = merge_duplicate_rows(res.coef, groups)
+        grad = merge_duplicate_rows(res.grad, groups)
         penalty = ElasticNetPenalty(l1_ratio)
         lam = max(fit.lam, 1e-300)
-        scores = selection_scores(res.coef, penalty.entry_closeness(res.grad, lam), prep.constant)
+        scores = selection_scores(coef, penalty.entry_closeness(grad, lam), prep.constant)
         unit = self._unit(prep)
-        self.coef_ = res.coef / unit
+        self.coef_ = coef / unit
         self.intercept_ = res.intercept
         self.alpha_ = float(fit.ratio)
         self.alpha_max_ = float(lam_max) * unit
@@ -130,7 +140,7 @@ class _LogisticSelector(SparseLinearSelector):
         self.kkt_residual_ = float(res.kkt)
         support = None
         if k is None:
-            support = (row_norms(res.coef) > 0) & ~prep.constant
+            support = (row_norms(coef) > 0) & ~prep.constant
         self._set_selection(scores, support)
 
 
@@ -165,8 +175,12 @@ class LassoSelector(_LogisticSelector):
     See Also
     --------
     ElasticNetSelector : the same with an elastic-net penalty.
-    sklearn.linear_model.LogisticRegression : ``l1_ratio=1`` with ``solver="saga"`` solves the
-        same problem (``C = 1 / (n_samples * lambda)``), one penalty at a time.
+    sklearn.linear_model.LogisticRegression : ``solver="saga"`` with ``l1_ratio=1`` (penalty
+        "l1") minimises :math:`C\sum_i \ell_i + \|W\|_1`, which divided by :math:`nC` is this
+        objective with :math:`\lambda = 1/(nC)`: on the standardised data,
+        ``C = 1 / (n_samples * alpha_ * alpha_max_)`` gives the same coefficients (tested to
+        1e-4 relative; 1e-9 measured). With two classes sklearn fits one row
+        :math:`w = w_1 - w_0`, which equals ours at the same C.
 
     References
     ----------
@@ -215,6 +229,12 @@ class ElasticNetSelector(_LogisticSelector):
     See Also
     --------
     LassoSelector : ``l1_ratio=1``.
+    sklearn.linear_model.LogisticRegression : ``solver="saga"`` with the same ``l1_ratio``
+        (penalty "elasticnet") minimises :math:`C\sum_i\ell_i + \rho\|W\|_1 +
+        \tfrac{1-\rho}{2}\|W\|_F^2`, i.e. this objective with :math:`\lambda = 1/(nC)`:
+        ``C = 1 / (n_samples * alpha_ * alpha_max_)`` on the standardised data (three or more
+        classes; tested to 1e-4 relative). With two classes sklearn's single row
+        :math:`w = w_1 - w_0 = 2w_1` makes its l2 term twice ours.
 
     References
     ----------

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.linear_model import lars_path
 
 from sparsefs._kernels import mcfs as _kernel
-from sparsefs._kernels.graphs import power_of_two_scale
+from sparsefs._kernels.graphs import duplicate_column_groups, power_of_two_scale
 from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
@@ -72,7 +72,10 @@ class MCFS(BaseSelector):
     Attributes
     ----------
     scores_ : ndarray of shape (n_features_in_,)
-        :math:`\max_k|a_{k,j}|` (``-1`` for constant features).
+        :math:`\max_k|a_{k,j}|` (``-1`` for constant features). LARS runs on the distinct
+        columns (it would enter one of two identical columns arbitrarily); an exact copy of a
+        column gets the score of its first occurrence (equal scores, lower index first) and
+        a zero row in ``coef_``.
     mcfs_scores_ : ndarray of shape (n_features_in_,)
         :math:`\max_k|a_{k,j}|` (0 for constant features).
     coef_ : ndarray of shape (n_features_in_, n_clusters)
@@ -128,7 +131,12 @@ class MCFS(BaseSelector):
         eigenvalues, Y = _kernel.mcfs_embedding(graph.W, self.n_clusters)
         self.n_features_to_select_ = default_n_select(self, d)
         const = constant_columns(X)
-        keep = np.flatnonzero(~const)
+        # LARS runs on the distinct columns: a copy adds nothing to the regressions and LARS
+        # would enter one of two identical columns arbitrarily; each copy then gets the score
+        # of its first occurrence (exact ties, lower index first, as the contract asks)
+        first = duplicate_column_groups(X)
+        copies = first != np.arange(d)
+        keep = np.flatnonzero(~const & ~copies)
         card = self.n_nonzero_coefs if self.n_nonzero_coefs is not None else (
             self.n_features_to_select_
         )
@@ -141,6 +149,7 @@ class MCFS(BaseSelector):
             for k in range(self.n_clusters):
                 coef[keep, k] = _lasso_at_cardinality(Xc, Y[:, k], card) / scale
         raw = _kernel.mcfs_scores(coef)
+        raw[copies] = raw[first[copies]]
         scores = raw.copy()
         scores[const] = CONSTANT_SCORE
         self.coef_ = coef

@@ -10,7 +10,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import ndfs as _kernel
-from sparsefs._kernels.graphs import normalized_laplacian, power_of_two_scale
+from sparsefs._kernels.graphs import (
+    normalized_laplacian,
+    power_of_two_scale,
+    tie_duplicate_scores,
+)
 from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
@@ -83,10 +87,14 @@ class NDFS(BaseSelector):
     alpha : float, default=1.0
         :math:`\alpha > 0`, the weight of the regression block.
     beta : float, default=100.0
-        :math:`\beta > 0`, the weight of :math:`\|W\|_{2,1}` (in squared units of X: it
-        competes with :math:`X^\top X`). The paper tunes :math:`\alpha, \beta` over
-        :math:`\{10^{-6}, \dots, 10^6\}`; 100 recovered the planted features best on
-        unit-variance designs (``docs/methods/ndfs.md``).
+        :math:`\beta > 0`, the weight of :math:`\|W\|_{2,1}`, **relative to the data's
+        scale**: the fit uses :math:`\beta\, r` with :math:`r = \|X\|_F / \sqrt{nd}` the
+        root-mean-square entry of X (stored as ``beta_``), so X and cX give the same
+        selection for every c > 0 (the absolute weight has the units of X, as
+        :math:`\beta D` competes with :math:`X^\top X`). For unit-variance features
+        :math:`r \approx 1`, the paper's absolute scale. The paper tunes
+        :math:`\alpha, \beta` over :math:`\{10^{-6}, \dots, 10^6\}`; 100 recovered the
+        planted features best on unit-variance designs (``docs/methods/ndfs.md``).
     gamma : float, default=1e8
         :math:`\gamma > 0`, the orthogonality penalty (the paper's :math:`10^8`).
     max_iter : int, default=300
@@ -114,6 +122,9 @@ class NDFS(BaseSelector):
     objective_ : ndarray of shape (n_iter_,)
         The penalised objective above after each iteration.
     converged_ : bool
+    beta_ : float
+        The absolute weight :math:`\beta r` used (``inf`` / 0 only for X near 1e+-300,
+        where the fit itself runs in rescaled units and is unaffected).
     n_neighbors_ : int
     bandwidth_ : float or None
     ranking_, support_, n_features_to_select_, n_features_in_, feature_names_in_
@@ -192,13 +203,17 @@ class NDFS(BaseSelector):
         if keep.size:
             res = _kernel.ndfs(
                 Xk, normalized_laplacian(graph.W), F0, alpha=self.alpha, beta=self.beta,
-                gamma=self.gamma, max_iter=self.max_iter, tol=self.tol,
+                gamma=self.gamma, max_iter=self.max_iter, tol=self.tol, relative_beta=True,
             )
             W[keep] = res.W
             scores[keep] = np.linalg.norm(res.V, axis=1)
             F, n_iter, objective, converged = res.F, res.n_iter, res.objective, res.converged
         else:
             F, n_iter, objective, converged = F0, 0, np.zeros(0), True
+        with np.errstate(over="ignore", under="ignore"):
+            s = power_of_two_scale(Xk) if keep.size else 1.0
+            rms = float(np.sqrt(np.mean((Xk / s) ** 2))) if keep.size else 0.0
+            self.beta_ = float(self.beta * rms * s) if rms > 0 else float(self.beta)
         self.weights_ = W
         self.indicator_ = F
         self.labels_init_ = labels
@@ -215,4 +230,5 @@ class NDFS(BaseSelector):
                 stacklevel=3,
             )
         self.n_features_to_select_ = default_n_select(self, d)
-        self._set_selection(scores)
+        # exact copies of a column get exactly equal scores (rounding removed)
+        self._set_selection(tie_duplicate_scores(X, scores))

@@ -6,7 +6,7 @@ from typing import ClassVar
 import numpy as np
 
 from sparsefs._kernels import spec as _kernel
-from sparsefs._kernels.graphs import complete_affinity
+from sparsefs._kernels.graphs import complete_affinity, tie_duplicate_scores
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,
@@ -154,7 +154,9 @@ class SPEC(BaseSelector):
         else:
             graph = build_knn_graph(X, self.n_neighbors, self.affinity, self.bandwidth)
             self.n_neighbors_ = effective_neighbors(self.n_neighbors, n)
+        # exact copies of a column get exactly equal scores (rounding removed)
         raw = _kernel.spec_scores(X, graph.W, self.variant, self.n_clusters)
+        raw = tie_duplicate_scores(X, raw)
         self.spec_scores_ = raw
         self.bandwidth_ = graph.bandwidth
         self.n_features_to_select_ = default_n_select(self, X.shape[1])

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from sparsefs._kernels import udfs as _kernel
-from sparsefs._kernels.graphs import knn_search, power_of_two_scale
+from sparsefs._kernels.graphs import knn_search, power_of_two_scale, tie_duplicate_scores
 from sparsefs._kernels.l21 import prepare_design
 from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
@@ -78,9 +78,10 @@ class UDFS(BaseSelector):
         An int count, a float fraction in (0, 1] (rounded down, at least 1), or ``None``:
         the l2,1 iteration shrinks rows without zeroing them, so there is no count of its
         own; ``None`` keeps the best 10 % (at least one), as ``SelectPercentile``.
-    n_clusters : int, default=5
+    n_clusters : int or None, default=None
         :math:`c`, the number of clusters = columns of W (at most the number of non-constant
-        features).
+        features). ``None``: ``min(5, number of non-constant features)``, so that ``UDFS()``
+        works on few features; the value used is ``n_clusters_``.
     n_neighbors : int, default=5
         :math:`k`, the neighbours in each local set (capped at ``n_samples - 1``).
     gamma : float, default=1.0
@@ -103,8 +104,10 @@ class UDFS(BaseSelector):
     ----------
     scores_ : ndarray of shape (n_features_in_,)
         :math:`\|w^i\|_2` (0 for constant features).
-    weights_ : ndarray of shape (n_features_in_, n_clusters)
+    weights_ : ndarray of shape (n_features_in_, n_clusters_)
         W, with zero rows for constant features.
+    n_clusters_ : int
+        :math:`c` used (``n_clusters``, or its default resolved on the data).
     n_iter_ : int
         W updates made.
     objective_ : ndarray of shape (n_iter_,)
@@ -135,7 +138,7 @@ class UDFS(BaseSelector):
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseSelector._parameter_constraints,
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "ridge": [Interval(Real, 0, None, closed="neither")],
@@ -145,7 +148,7 @@ class UDFS(BaseSelector):
     }
     _supervised = False
 
-    def __init__(self, n_features_to_select=None, *, n_clusters=5, n_neighbors=5, gamma=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=None, n_neighbors=5, gamma=1.0,
                  ridge=1.0, max_iter=300, tol=1e-5, standardize=True):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
@@ -162,7 +165,8 @@ class UDFS(BaseSelector):
         n, d = X.shape
         const = constant_columns(X)
         keep = np.flatnonzero(~const)
-        if self.n_clusters > keep.size:
+        c = min(5, keep.size) if self.n_clusters is None else self.n_clusters
+        if c > keep.size or c < 1:
             raise ValueError(
                 f"UDFS: n_clusters={self.n_clusters} exceeds n_features={keep.size} (the "
                 "number of non-constant features); W has orthonormal columns, so pass "
@@ -174,10 +178,11 @@ class UDFS(BaseSelector):
         k = effective_neighbors(self.n_neighbors, n)
         neighbors, _ = knn_search(Xk / power_of_two_scale(Xk), k)
         res = _kernel.udfs(
-            Xk, neighbors, self.n_clusters, gamma=self.gamma, ridge=self.ridge,
+            Xk, neighbors, c, gamma=self.gamma, ridge=self.ridge,
             max_iter=self.max_iter, tol=self.tol,
         )
-        W = np.zeros((d, self.n_clusters))
+        W = np.zeros((d, c))
+        self.n_clusters_ = c
         W[keep] = res.W
         self.weights_ = W
         self.n_iter_ = res.n_iter
@@ -193,4 +198,5 @@ class UDFS(BaseSelector):
                 stacklevel=3,
             )
         self.n_features_to_select_ = default_n_select(self, d)
-        self._set_selection(np.linalg.norm(W, axis=1))
+        # exact copies of a column get exactly equal scores (rounding removed)
+        self._set_selection(tie_duplicate_scores(X, np.linalg.norm(W, axis=1)))

@@ -166,3 +166,39 @@ def test_graph_structure(n, p, k, seed, weight):
     idx, _ = graphs.knn_search(X, k)
     assert idx.shape == (n, k) and not np.any(idx == np.arange(n)[:, None])
     assert all(len(set(row)) == k for row in idx)
+
+
+def _brute_force_first_copy(X):
+    """For each column, the first column equal to it, by comparing every pair."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    d = X.shape[1]
+    return np.array([next(i for i in range(d) if np.array_equal(X[:, i], X[:, j]))
+                     for j in range(d)])
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr", "csc"])
+def test_duplicate_column_groups_match_pairwise_comparison(fmt):
+    """Reference: pairwise np.array_equal of every column pair (issue #16 ties). -0.0 equals 0.0;
+    columns equal up to rounding only are not copies."""
+    rng = np.random.default_rng(3)
+    X = np.where(rng.random((12, 9)) < 0.5, 0.0, rng.normal(size=(12, 9)))
+    X[:, 4] = X[:, 1]
+    X[:, 7] = X[:, 1]
+    X[:, 8] = X[:, 2] * (1.0 + 1e-15)  # equal up to rounding only: not a copy
+    X[:, 6] = 0.0
+    X[:, 5] = -0.0
+    Xf = {"dense": X, "csr": sp.csr_array(X), "csc": sp.csc_array(X)}[fmt]
+    first = graphs.duplicate_column_groups(Xf)
+    np.testing.assert_array_equal(first, _brute_force_first_copy(X))
+    assert first[4] == first[7] == 1 and first[6] == 5 and first[8] == 8
+
+
+def test_tie_duplicate_scores_averages_groups_and_leaves_singletons_exact():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(10, 5))
+    X[:, 3] = X[:, 0]
+    scores = np.array([0.3, 0.7, 0.1, 0.3000000000000001, 0.9])
+    out = graphs.tie_duplicate_scores(X, scores)
+    assert out[0] == out[3] == pytest.approx(0.3)
+    np.testing.assert_array_equal(out[[1, 2, 4]], scores[[1, 2, 4]])
+    np.testing.assert_array_equal(graphs.tie_duplicate_scores(X[:, :3], scores[:3]), scores[:3])

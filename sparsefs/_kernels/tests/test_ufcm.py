@@ -432,8 +432,73 @@ def test_prepare_data_centres_flags_constants_and_rescales_exactly():
     J1 = K.objective(Xc, W, labels, 1.0, 3.0, 0.5)
     J2 = K.objective(Xc / s, W, labels, 1.0, 3.0 / s**2, 0.5)
     np.testing.assert_allclose(J2, J1 / s**2, rtol=1e-12)
-    assert K.scaled_beta(3.0, 7) == 3.0 / s**2
-    assert K.scaled_beta(3.0, -2000) == 1e150  # capped, never inf
+
+
+def test_data_scale_is_the_mean_feature_scatter_and_makes_beta_scale_free():
+    """sigma = Tr(S_t)/d from the explicit scatter sum; with beta * sigma(X) the objective of cX
+    is c^2 times that of X (so the W-step and the selection do not depend on c)."""
+    X, labels = _data(n=20, d=6, seed=12)
+    Xc = X - X.mean(0)
+    St, _ = _scatters(X, labels)
+    np.testing.assert_allclose(K.data_scale(Xc), np.trace(St) / 6, rtol=1e-12)
+    assert K.data_scale(np.zeros((5, 3))) == 1.0
+    W = np.linalg.qr(np.random.default_rng(12).normal(size=(6, 2)))[0]
+    c = 3.7
+    J1 = K.objective(Xc, W, labels, 1.0, 0.5 * K.data_scale(Xc), 0.5)
+    J2 = K.objective(c * Xc, W, labels, 1.0, 0.5 * K.data_scale(c * Xc), 0.5)
+    np.testing.assert_allclose(J2, c**2 * J1, rtol=1e-12)
+
+
+def _brute_force_kmeans_cost(Y, k):
+    """The global k-means minimum by enumerating every labelling (tiny n only)."""
+    import itertools
+
+    best = np.inf
+    for lab in itertools.product(range(k), repeat=Y.shape[0]):
+        lab = np.asarray(lab)
+        if len(np.unique(lab)) < k:
+            continue
+        cost = sum(((Y[lab == j] - Y[lab == j].mean(0)) ** 2).sum() for j in range(k))
+        best = min(best, cost)
+    return best
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kmeans_reaches_the_brute_force_minimum_and_is_a_lloyd_fixed_point(seed):
+    """numpy k-means (best of 10 k-means++ starts) on 9 points, 3 clusters: its cost equals the
+    minimum over all 3^9 labellings; every point is nearest to its own cluster's mean; the same
+    generator seed gives the same labels."""
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(9, 2)) + np.repeat(rng.normal(scale=2.0, size=(3, 2)), 3, axis=0)
+    labels = K.kmeans(Y, 3, np.random.default_rng(seed), n_init=10)
+    np.testing.assert_allclose(K.kmeans_cost(Y, labels), _brute_force_kmeans_cost(Y, 3),
+                               rtol=1e-12)
+    means, counts = K.cluster_means(Y, labels, 3)
+    assert np.all(counts > 0)
+    dist = ((Y[:, None, :] - means[None]) ** 2).sum(-1)
+    np.testing.assert_array_equal(dist.argmin(1), labels)
+    again = K.kmeans(Y, 3, np.random.default_rng(seed), n_init=10)
+    np.testing.assert_array_equal(again, labels)
+
+
+def test_kmeans_warm_start_never_increases_the_cost_and_keeps_clusters_non_empty():
+    """Lloyd from given centres cannot raise the cost of the labelling they came from; a centre
+    that attracts no point is re-seeded (every cluster keeps a point); heavily tied rows (as
+    many distinct rows as clusters) are clustered exactly."""
+    rng = np.random.default_rng(5)
+    Y = rng.normal(size=(30, 3))
+    previous = np.arange(30) % 4
+    centres, _ = K.cluster_means(Y, previous, 4)
+    refined = K.kmeans(Y, 4, rng, init=centres)
+    assert K.kmeans_cost(Y, refined) <= K.kmeans_cost(Y, previous)
+    far = np.vstack([centres[:3], [[1e6, 1e6, 1e6]]])  # the 4th centre attracts no point
+    labels = K.kmeans(Y, 4, rng, init=far)
+    assert np.all(np.bincount(labels, minlength=4) > 0)
+    tied = np.repeat(rng.normal(size=(4, 2)), 5, axis=0)  # 4 distinct rows, 4 clusters
+    labels = K.kmeans(tied, 4, rng)
+    assert K.kmeans_cost(tied, labels) == pytest.approx(0.0, abs=1e-20)
+    with pytest.raises(ValueError, match="n_clusters=5"):
+        K.kmeans(Y[:4], 5, rng)
 
 
 def test_isometric_coordinates_keep_every_distance():
@@ -446,3 +511,22 @@ def test_isometric_coordinates_keep_every_distance():
     np.testing.assert_allclose(Z @ Z.T, X @ X.T, rtol=1e-10, atol=1e-10)
     tall = rng.normal(size=(30, 4))
     assert K.isometric_coordinates(tall) is tall
+
+
+def test_dense_w_step_with_d_prime_inside_a_degenerate_cluster():
+    """The first W-step (D = I) with d' above the rank of the data part: A = X'BX - beta I has
+    d - rank equal eigenvalues -beta, where LAPACK's subset driver returned no vectors for the
+    issue #16 wine design; the W-step still returns d' orthonormal eigenvectors (numpy's eigh
+    as the reference of the eigenvalues)."""
+    rng = np.random.default_rng(21)
+    Xc = rng.normal(size=(30, 200))
+    Xc -= Xc.mean(0)
+    labels = np.arange(30) % 3
+    beta_d = np.full(200, 89.0)
+    W, vals = K.w_step(Xc, labels, 1.0, beta_d, 3, solver="dense")
+    A = K.w_matrix(Xc, labels, 1.0, beta_d)
+    ref, _ = _top_eigvecs(A, 3)
+    assert W.shape == (200, 3)
+    np.testing.assert_allclose(W.T @ W, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(np.sort(vals), np.sort(ref), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(A @ W, W * vals, atol=1e-8 * np.abs(A).max())

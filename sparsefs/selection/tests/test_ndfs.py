@@ -32,11 +32,11 @@ def _initial_indicator(labels, c):
     return G * scale + 0.2 * scale.mean()
 
 
-def _reference_ndfs(X, S, F, alpha, beta, gamma, n_iter):
+def _reference_ndfs(X, S, F, alpha, beta, gamma, n_iter, d0=1.0):
     n, d = X.shape
     deg = S.sum(1)
     L = np.eye(n) - S / np.sqrt(np.outer(deg, deg))
-    Dw = np.ones(d)
+    Dw = np.full(d, d0)
     history = []
     for _ in range(n_iter):
         A = X.T @ X + beta * np.diag(Dw)
@@ -68,7 +68,12 @@ def test_equals_dense_reference(shape, gamma):
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X)
     F0 = _initial_indicator(est.labels_init_, 2)
-    W, F, history = _reference_ndfs(X, _heat_graph(X, 4, 9.0), F0, 0.8, 3.0, gamma, 15)
+    # beta is relative to the root-mean-square entry of X: the absolute weight is 3 * rms
+    rms = np.sqrt(np.mean(X**2))
+    np.testing.assert_allclose(est.beta_, 3.0 * rms, rtol=1e-12)
+    # the start D = rms * I: the paper's D = I in units where the rms entry of X is 1
+    W, F, history = _reference_ndfs(X, _heat_graph(X, 4, 9.0), F0, 0.8, est.beta_, gamma, 15,
+                                    d0=rms)
     np.testing.assert_allclose(est.objective_, history, rtol=1e-8)
     np.testing.assert_allclose(est.indicator_, F, rtol=1e-7, atol=1e-12)
     np.testing.assert_allclose(est.weights_, W, rtol=1e-6, atol=1e-12)
@@ -111,17 +116,20 @@ def test_convergence_and_warning():
 
 
 def test_extreme_scales():
-    """(X * s, beta * s) is the problem (X, beta) except for the paper's start D = I.
+    """beta is relative to the rms entry of X, so (X * s, beta) is the problem (X, beta).
 
-    For s = 2^+-900 the iteration runs (W is carried as a scale in logs times a direction)
-    and selects the same features, with scores within 1e-2 (only the first step differs).
+    Issue #16 (NDFS at 1e300 selected other features: the absolute beta = 100 vanished next to
+    the scatter). For s = 2^+-900 every step is the same up to rounding (the graph's bandwidth
+    and the weight are both relative), so the scores agree to 1e-9; 1e+-300 (not powers of
+    two) and 3.7 select the same features. Reference: the fit at scale 1.
     """
     data = make_planted_classification(n_samples=40, n_features=120, random_state=3)
     base = NDFS(n_clusters=3, beta=50.0, random_state=0).fit(data.X)
-    for s in (2.0**900, 2.0**-900):
-        est = NDFS(n_clusters=3, beta=50.0 * s, random_state=0).fit(data.X * s)
+    for s in (2.0**900, 2.0**-900, 1e300, 1e-300, 3.7):
+        est = NDFS(n_clusters=3, beta=50.0, random_state=0).fit(data.X * s)
         assert est.converged_ and np.all(np.isfinite(est.scores_))
-        np.testing.assert_allclose(est.scores_, base.scores_, atol=1e-2)
+        if np.log2(s) == round(np.log2(s)):
+            np.testing.assert_allclose(est.scores_, base.scores_, rtol=1e-9, atol=1e-12)
         np.testing.assert_array_equal(est.support_, base.support_)
 
 
