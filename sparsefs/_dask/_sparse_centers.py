@@ -103,7 +103,8 @@ def center_stats(X, y_idx: np.ndarray, n_classes: int, *, norm: str, balanced: b
     return _l1_stats(X, y_idx, n_classes, balanced, estimator_name)
 
 
-def decision_blocks(X, features, class_centers, shared_center, norm, scale) -> da.Array:
+def decision_blocks(X, features, class_centers, shared_center, norm, scale,
+                    unit: float = 1.0) -> da.Array:
     """:func:`~sparsefs._kernels.sparse_centers.center_scores` per row block, lazily.
 
     Only the selected columns are read; they are rechunked to one column chunk (``k``
@@ -125,7 +126,7 @@ def decision_blocks(X, features, class_centers, shared_center, norm, scale) -> d
 
     def block_scores(block):
         return _kernel.center_scores(block, np.arange(k), sub_centers, sub_shared, norm,
-                                     sub_scale)
+                                     sub_scale, unit)
 
     return Xs.map_blocks(block_scores, chunks=(Xs.chunks[0], (C,)), dtype=np.float64)
 
@@ -136,11 +137,10 @@ def decision_blocks(X, features, class_centers, shared_center, norm, scale) -> d
 
 
 def fit(estimator, X, y_idx: np.ndarray) -> None:
-    """``SparseCenterClassifier._fit`` on a dask array: statistics here, then ``_store``."""
-    from sparsefs.classification._sparse_centers import DEFAULT_N_FEATURES
+    """``SparseCenterClassifier._fit`` on a dask array: statistics here, then ``_store``.
 
-    if estimator.n_features_to_select_ is None:
-        estimator.n_features_to_select_ = min(DEFAULT_N_FEATURES, X.shape[1])
+    The estimator has resolved ``n_features_to_select_`` (its own default included).
+    """
     name = type(estimator).__name__
     stats = center_stats(
         X, y_idx, estimator.classes_.shape[0], norm=estimator.norm,
@@ -166,7 +166,8 @@ def decision_function(estimator, X) -> da.Array:
             f"{estimator.n_features_in_} features as input."
         )
     scores = decision_blocks(X, estimator._support_idx, estimator.class_centers_,
-                             estimator.shared_center_, estimator.norm, estimator.scale_)
+                             estimator.shared_center_, estimator.norm, estimator.scale_,
+                             estimator.unit_)
     if scores.shape[1] == 2:
         return scores[:, 1] - scores[:, 0]
     return scores

@@ -33,9 +33,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as la
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 from scipy.special import logsumexp
 
 __all__ = [
+    "CenteredSparse",
     "GroupL21Penalty",
     "LeastSquares",
     "Multinomial",
@@ -119,6 +122,82 @@ class PreparedX:
     constant: np.ndarray
 
 
+class CenteredSparse:
+    r"""The design :math:`S - \mathbf{1} m^\top` of a sparse ``S``, never formed.
+
+    Centring a sparse matrix makes it dense; the solvers only need products with it, which
+    stay sparse: :math:`(S - 1m^\top) W = SW - 1(m^\top W)` and
+    :math:`(S - 1m^\top)^\top R = S^\top R - m\,(1^\top R)`. Supports ``X @ W``,
+    ``X.T @ R``, ``X[:, cols]``, ``X * b`` (column scaling), ``shape``, :meth:`row_gram`
+    (the n x n matrix :math:`X\,\mathrm{diag}(b)\,X^\top`) and :meth:`toarray` (used only
+    on column subsets smaller than the number of rows).
+
+    Parameters
+    ----------
+    S : scipy.sparse matrix of shape (n_samples, n_features)
+    m : ndarray of shape (n_features,)
+        What is subtracted from every row.
+    """
+
+    ndim = 2
+
+    def __init__(self, S, m: np.ndarray):
+        self.S = sp.csc_array(S, dtype=np.float64)
+        self.m = np.asarray(m, dtype=np.float64)
+        self.shape = self.S.shape
+
+    def __matmul__(self, W):
+        return self.S @ W - (self.m @ W)
+
+    @property
+    def T(self) -> _CenteredSparseT:
+        """The transpose (products only)."""
+        return _CenteredSparseT(self)
+
+    def __getitem__(self, key):
+        rows, cols = key
+        if not (isinstance(rows, slice) and rows == slice(None)):
+            raise IndexError("CenteredSparse supports column selection X[:, cols] only.")
+        return CenteredSparse(self.S[:, cols], self.m[cols])
+
+    def __mul__(self, b):
+        b = np.asarray(b, dtype=np.float64)
+        return CenteredSparse(self.S @ sp.diags_array(b), self.m * b)
+
+    def row_gram(self, b: np.ndarray | None = None) -> np.ndarray:
+        r""":math:`X\,\mathrm{diag}(b)\,X^\top` (dense n x n; ``b`` = 1 by default)."""
+        b = np.ones(self.shape[1]) if b is None else np.asarray(b, dtype=np.float64)
+        Sb = self.S @ sp.diags_array(b)
+        G = np.asarray((Sb @ self.S.T).toarray())
+        u = Sb @ self.m  # S diag(b) m
+        G -= u[:, None] + u[None, :]
+        G += float(self.m @ (b * self.m))
+        return G
+
+    def col_gram(self) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`X^\top X` (dense d x d) and :math:`X^\top 1`."""
+        n = self.shape[0]
+        G = np.asarray((self.S.T @ self.S).toarray())
+        colsum = np.asarray(self.S.sum(axis=0)).ravel()
+        G -= np.multiply.outer(colsum, self.m) + np.multiply.outer(self.m, colsum)
+        G += n * np.multiply.outer(self.m, self.m)
+        return G, colsum - n * self.m
+
+    def toarray(self) -> np.ndarray:
+        """The dense matrix (only for small column subsets)."""
+        return self.S.toarray() - self.m
+
+
+class _CenteredSparseT:
+    def __init__(self, X: CenteredSparse):
+        self.X = X
+        self.shape = X.shape[::-1]
+
+    def __matmul__(self, R):
+        R = np.asarray(R)
+        return self.X.S.T @ R - np.multiply.outer(self.X.m, R.sum(axis=0))
+
+
 def prepare_design(X: np.ndarray, *, center: bool, standardize: bool) -> PreparedX:
     r"""Centre and/or scale the columns of X without overflow, never in place.
 
@@ -128,7 +207,12 @@ def prepare_design(X: np.ndarray, *, center: bool, standardize: bool) -> Prepare
     (its largest magnitude): the penalties of the selectors are relative to their
     :math:`\lambda_{max}`, so a common factor changes neither the solution's support nor the
     scores' order. Constant columns become exactly zero.
+
+    Sparse X (CSR/CSC) gives the same design as a :class:`CenteredSparse` operator (the
+    scaled sparse matrix and the column means): never densified.
     """
+    if sp.issparse(X):
+        return _prepare_sparse(X, center=center, standardize=standardize)
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     amax = np.abs(X).max(axis=0) if n else np.zeros(d)
@@ -152,6 +236,40 @@ def prepare_design(X: np.ndarray, *, center: bool, standardize: bool) -> Prepare
         Xs -= offset
         Xs[:, constant] = 0.0
     return PreparedX(Xs, offset * common, np.full(d, common), constant)
+
+
+def _prepare_sparse(X, *, center: bool, standardize: bool) -> PreparedX:
+    """:func:`prepare_design` of sparse X: the same arithmetic on the stored values."""
+    S = sp.csc_array(X, dtype=np.float64, copy=True)
+    S.sum_duplicates()
+    n, d = S.shape
+    cols = np.repeat(np.arange(d), np.diff(S.indptr))
+    amax = np.asarray(abs(S).max(axis=0).toarray()).ravel() if n else np.zeros(d)
+    amax = np.where(amax > 0, amax, 1.0)
+    hi = np.asarray(S.max(axis=0).toarray()).ravel() / amax if n else np.zeros(d)
+    lo = np.asarray(S.min(axis=0).toarray()).ravel() / amax if n else np.zeros(d)
+    constant = hi == lo if n else np.ones(d, dtype=bool)
+    if standardize:
+        S.data /= amax[cols]
+        mean = np.asarray(S.sum(axis=0)).ravel() / n
+        sq = np.bincount(cols, weights=S.data * S.data, minlength=d) / n
+        # E[(x - mean)^2] from the moments, clipped at 0 (cancellation on near-constants)
+        std = np.sqrt(np.maximum(sq - mean * mean, 0.0))
+        std = np.where(constant | (std == 0), 1.0, std)
+        S.data /= std[cols]
+        S.data[constant[cols]] = 0.0
+        S.eliminate_zeros()
+        m = np.where(constant, 0.0, mean / std)
+        return PreparedX(CenteredSparse(S, m), mean * amax, std * amax, constant)
+    common = float(amax.max(initial=1.0))
+    S.data /= common
+    offset = np.zeros(d)
+    if center:  # constant columns centre to exactly 0
+        offset = np.asarray(S.sum(axis=0)).ravel() / n
+        S.data[constant[cols]] = 0.0
+        S.eliminate_zeros()
+    m = np.where(constant, 0.0, offset)
+    return PreparedX(CenteredSparse(S, m), offset * common, np.full(d, common), constant)
 
 
 def selection_scores(
@@ -257,6 +375,10 @@ class Multinomial:
         return b - b[np.isfinite(b)].mean()
 
 
+#: sparse designs whose smaller Gram matrix has at most this order form it (else Lanczos)
+_SMALL_GRAM = 2000
+
+
 def lipschitz_bound(X: np.ndarray, curvature: float, fit_intercept: bool) -> float:
     r"""Lipschitz constant of :math:`(W, b) \mapsto \nabla f(XW + 1b^\top)`:
     ``curvature * sigma_max([X, 1])**2``, the largest singular value from the smaller Gram
@@ -264,6 +386,27 @@ def lipschitz_bound(X: np.ndarray, curvature: float, fit_intercept: bool) -> flo
     n, d = X.shape
     if d == 0:
         return curvature * (n if fit_intercept else 1.0)
+    if isinstance(X, CenteredSparse):
+        # the smaller Gram matrix of [X, 1] from sparse products (as for dense X below) when
+        # it is small; else the top eigenvalue by Lanczos on A^T A, matrix-free
+        c = 1 if fit_intercept else 0
+        if min(n, d + c) <= _SMALL_GRAM:
+            if n <= d + c:
+                gram = X.row_gram() + float(c)
+            else:
+                gram, ones = X.col_gram()
+                if c:
+                    gram = np.block([[gram, ones[:, None]], [ones[None, :], np.full((1, 1), n)]])
+            top = float(la.eigvalsh(gram, subset_by_index=[gram.shape[0] - 1] * 2)[0])
+        else:
+            def normal(v):
+                u = X @ v[:d] + (v[d] if c else 0.0)
+                return np.concatenate([X.T @ u, [u.sum()]]) if c else X.T @ u
+
+            op = spla.LinearOperator((d + c, d + c), matvec=normal, dtype=np.float64)
+            top = float(spla.eigsh(op, k=1, which="LA", tol=0, v0=np.ones(d + c),
+                                   return_eigenvectors=False)[0]) * (1.0 + 1e-8)
+        return curvature * max(top, 1e-300) * (1.0 + 1e-10)
     A = np.column_stack([X, np.ones(n)]) if fit_intercept else X
     gram = A @ A.T if A.shape[0] <= A.shape[1] else A.T @ A
     top = float(la.eigvalsh(gram, subset_by_index=[gram.shape[0] - 1, gram.shape[0] - 1])[0])
@@ -485,6 +628,14 @@ def irls_l21_step(
     n, d = X.shape
     b = row_weights
     a = sample_weights
+    if isinstance(X, CenteredSparse):
+        if n > d:  # fewer columns than rows: at most n x n dense entries
+            X = X.toarray()
+        else:
+            M = X.row_gram(b)
+            M[np.diag_indices(n)] += gamma * a
+            Z = _solve_pd(M, Y)
+            return (X * b).T @ Z, Z
     if n <= d:
         XB = X * b
         M = XB @ X.T

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
-__all__ = ["range_scale", "relieff_weights"]
+__all__ = ["column_span", "range_scale", "relieff_weights"]
 
 _BLOCK_ELEMENTS = 1 << 21  # elements per temporary block (~16 MB of float64)
 _FEATURE_BLOCK = 256
@@ -72,6 +73,51 @@ def range_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Xs, constant
 
 
+def column_span(X) -> tuple[np.ndarray, np.ndarray]:
+    """``(max - min, max |x|)`` of every column, dense or sparse (implicit zeros count)."""
+    if sp.issparse(X):
+        X = sp.csc_array(X)
+        hi = np.asarray(X.max(axis=0).toarray(), dtype=np.float64).ravel()
+        lo = np.asarray(X.min(axis=0).toarray(), dtype=np.float64).ravel()
+    else:
+        X = np.asarray(X)
+        hi = X.max(axis=0).astype(np.float64) if X.shape[0] else np.zeros(X.shape[1])
+        lo = X.min(axis=0).astype(np.float64) if X.shape[0] else np.zeros(X.shape[1])
+    with np.errstate(over="ignore"):
+        return hi - lo, np.maximum(np.abs(hi), np.abs(lo))
+
+
+def _range_scale_sparse(X) -> tuple[sp.csr_array, np.ndarray]:
+    """Sparse X with every column divided by its range (``x / (max - min)``, overflow-safe).
+
+    The shift of :func:`range_scale` is left out: ``diff`` and the Manhattan distances use
+    only differences of values of one column, which the shift does not change, so sparsity
+    is kept. Constant columns become 0."""
+    S = sp.csr_array(X, dtype=np.float64, copy=True)
+    S.sum_duplicates()
+    _, amax = column_span(S)
+    S.data /= np.where(amax > 0, amax, 1.0)[S.indices]
+    span, _ = column_span(S)
+    constant = span == 0
+    S.data /= np.where(constant, 1.0, span)[S.indices]
+    S.data[constant[S.indices]] = 0.0
+    S.eliminate_zeros()
+    return S, constant
+
+
+def _cityblock_sparse(R: np.ndarray, S: sp.csr_array, rows_of_nz: np.ndarray) -> np.ndarray:
+    r"""Manhattan distances of the dense rows ``R`` (b x d) to every row of sparse ``S``:
+    :math:`\sum_j |r_j| + \sum_{(l, j) \in nz(S)} (|r_j - s_{lj}| - |r_j|)`, O(b nnz)."""
+    n = S.shape[0]
+    base = np.abs(R).sum(axis=1)
+    if S.nnz == 0:
+        return np.repeat(base[:, None], n, axis=1)
+    Rc = R[:, S.indices]
+    T = np.abs(Rc - S.data) - np.abs(Rc)  # b x nnz
+    ind = sp.csr_array((np.ones(S.nnz), (rows_of_nz, np.arange(S.nnz))), shape=(n, S.nnz))
+    return base[:, None] + np.asarray(ind @ T.T).T
+
+
 def relieff_weights(
     X: np.ndarray,
     y_idx: np.ndarray,
@@ -84,8 +130,12 @@ def relieff_weights(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Numeric features (scaled to [0, 1] here; the caller's array is not modified).
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+        Numeric features (scaled to [0, 1] here; the caller's array is not modified). Sparse
+        X (CSR/CSC) is never densified: the columns are divided by their range without the
+        shift (the differences are the same), the distances of a block of instances to all
+        samples come from the stored values (O(nnz) per instance), the weight update from
+        sparse row differences; only a block of instance rows is dense at a time.
     y_idx : ndarray of shape (n_samples,)
         Class indices ``0..K-1``, every class present.
     n_neighbors : int, default=10
@@ -100,7 +150,12 @@ def relieff_weights(
     ndarray of shape (n_features,)
         Weights in [-1, 1]; 0 for a constant feature.
     """
-    Xs, _ = range_scale(X)
+    sparse = sp.issparse(X)
+    if sparse:
+        Xs, _ = _range_scale_sparse(X)
+        rows_of_nz = np.repeat(np.arange(Xs.shape[0]), np.diff(Xs.indptr))
+    else:
+        Xs, _ = range_scale(X)
     n, d = Xs.shape
     y_idx = np.asarray(y_idx, dtype=np.intp)
     n_classes = int(y_idx.max()) + 1
@@ -112,10 +167,15 @@ def relieff_weights(
     weights = np.zeros(d)
     if m == 0 or d == 0:
         return weights
-    step = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    # sparse: a dense block of instance rows (b x d) and b x nnz temporaries, ~2 MB each
+    budget = _BLOCK_ELEMENTS // 8 if sparse else _BLOCK_ELEMENTS
+    step = max(1, budget // max(n, d if sparse else 1, Xs.nnz if sparse else 1, 1))
     for start in range(0, m, step):
         rows = inst[start : start + step]
-        D = cdist(Xs[rows], Xs, metric="cityblock")
+        if sparse:
+            D = _cityblock_sparse(Xs[rows].toarray(), Xs, rows_of_nz)
+        else:
+            D = cdist(Xs[rows], Xs, metric="cityblock")
         D[np.arange(rows.size), rows] = np.inf  # an instance is not its own neighbour
         own = y_idx[rows]
         pairs_i, pairs_l, coef = [], [], []
@@ -139,5 +199,8 @@ def relieff_weights(
         pi = np.concatenate(pairs_i).astype(np.int64)
         pl = np.concatenate(pairs_l).astype(np.int64)
         pc = np.concatenate(coef).astype(np.float64)
-        weights += _weighted_abs_diff_sum(Xs, pi, pl, pc)
+        if sparse:  # sum_t pc[t] |Xs[pi[t]] - Xs[pl[t]]| from sparse row differences
+            weights += abs(Xs[pi] - Xs[pl]).T @ pc
+        else:
+            weights += _weighted_abs_diff_sum(Xs, pi, pl, pc)
     return weights / m

@@ -121,7 +121,12 @@ class CenterStats:
         Pooled within-class spread of each feature in the norm's own terms: l1, the mean
         absolute deviation from the class medians, sum_c sum_{j in c} |x_j - mu^c| / n; l2,
         the pooled within-class standard deviation, sqrt(within-class sum of squares /
-        (n - C)) (``None`` unless asked for).
+        (n - C)) (``None`` unless asked for). In the units of X.
+    unit : float
+        The power of two :func:`center_unit` of the centers: the gains are those of
+        ``X / unit`` (raw gains divided by ``unit**2`` for l2, by ``unit`` for l1), so they
+        neither overflow nor underflow at any scale of X. 1 unless the centers lie beyond
+        ``2**±100`` (about 1e±30); dividing by a power of two is exact.
     """
 
     class_centers: np.ndarray
@@ -130,6 +135,41 @@ class CenterStats:
     counts: np.ndarray
     finite: bool
     spread: np.ndarray | None = None
+    unit: float = 1.0
+
+
+#: Centers of magnitude within ``2**±_UNIT_RANGE`` are used as they are (unit 1): their
+#: squares, and those of differences down to 2**-53 of them, are normal float64 numbers.
+_UNIT_RANGE = 100
+
+
+def center_unit(*arrays: np.ndarray) -> float:
+    r"""A power of two ``u`` that brings the largest finite ``|value|`` near 1, or 1.
+
+    ``u = 1`` when that magnitude ``m`` is 0 or lies in :math:`[2^{-100}, 2^{100}]`; else
+    :math:`u = 2^e` with :math:`m = f\,2^e`, :math:`f \in [0.5, 1)`. Distances computed on
+    ``x / u`` are exact rescalings of the true ones (division by a power of two is exact
+    between the float64 limits), so comparisons of distances - the whole decision of a center
+    classifier - give the same answer at any scale of X, where squares of ``x`` itself would
+    overflow (scale 1e300) or underflow to 0 (scale 1e-300).
+
+    Parameters
+    ----------
+    *arrays : ndarray
+
+    Returns
+    -------
+    float
+    """
+    m = 0.0
+    for a in arrays:
+        a = np.abs(np.asarray(a, dtype=np.float64))
+        a = a[np.isfinite(a)]
+        if a.size:
+            m = max(m, float(a.max()))
+    if m == 0.0 or 2.0**-_UNIT_RANGE <= m <= 2.0**_UNIT_RANGE:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(m)[1])
 
 
 _POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
@@ -340,39 +380,51 @@ def l2_centers(
     CenterStats
     """
     counts = np.bincount(y_idx, minlength=n_classes).astype(np.float64)
-    means = class_sums(X, y_idx, n_classes, n_threads)
+    sums = class_sums(X, y_idx, n_classes, n_threads)
     weight = np.ones(n_classes) if balanced else counts
+    with np.errstate(over="ignore", invalid="ignore"):
+        # the gains are those of X / unit (an exact power-of-two rescaling): no overflow of
+        # the squares at X ~ 1e300, no underflow to 0 at X ~ 1e-300
+        unit = center_unit(sums / counts[:, None])
+        if unit != 1.0:
+            sums /= unit
     if HAVE_NUMBA:  # one compiled pass over the C x p sums
+        means = sums
         p = means.shape[1]
         shared, gains = np.empty(p), np.empty(p)
         with np.errstate(over="ignore", invalid="ignore"):
             _l2_finish(means, counts, weight, 0, p, shared, gains)
-        finite = bool(np.isfinite(means).all())
-        sd = _pooled_sd(X, y_idx, means, counts) if spread and finite else None
-        return CenterStats(means, shared, gains, counts, finite, sd)
-    means /= counts[:, None]  # pragma: no cover - numpy fallback
+    else:  # pragma: no cover - numpy fallback
+        means = sums / counts[:, None]
+        with np.errstate(over="ignore", invalid="ignore"):  # huge values: gains may be +inf
+            shared = weight @ means / weight.sum()
+            gains = np.zeros(means.shape[1])
+            dev = np.empty(means.shape[1])
+            for c in range(n_classes):  # sum_c w_c (mean_c - shared)^2, no C x p temporary
+                np.subtract(means[c], shared, out=dev)
+                dev *= dev
+                if not balanced:
+                    dev *= weight[c]
+                gains += dev
     finite = bool(np.isfinite(means).all())
-    with np.errstate(over="ignore", invalid="ignore"):  # huge values: gains may be +inf
-        shared = weight @ means / weight.sum()
-        gains = np.zeros(means.shape[1])
-        dev = np.empty(means.shape[1])
-        for c in range(n_classes):  # sum_c w_c (mean_c - shared)^2, no C x p temporary
-            np.subtract(means[c], shared, out=dev)
-            dev *= dev
-            if not balanced:
-                dev *= weight[c]
-            gains += dev
-    sd = _pooled_sd(X, y_idx, means, counts) if spread and finite else None
-    return CenterStats(means, shared, gains, counts, finite, sd)
+    sd = _pooled_sd(X, y_idx, means, counts, unit) if spread and finite else None
+    if unit != 1.0:
+        means *= unit
+        shared *= unit
+    return CenterStats(means, shared, gains, counts, finite, sd, unit)
 
 
-def _pooled_sd(X, y_idx, means, counts) -> np.ndarray:
-    """sqrt(within-class sum of squares / (n - C)); 0 when n == C."""
+def _pooled_sd(X, y_idx, means, counts, unit: float = 1.0) -> np.ndarray:
+    """sqrt(within-class sum of squares / (n - C)); 0 when n == C.
+
+    ``means`` are the class means of ``X / unit``; the result is in the units of X."""
     n, p = X.shape
     dof = n - counts.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
         if sp.issparse(X):
             Xc = sp.csr_array(X)
+            if unit != 1.0:  # a rescaled copy of the stored values only, never densified
+                Xc = sp.csr_array((Xc.data / unit, Xc.indices, Xc.indptr), shape=Xc.shape)
             sq = np.asarray(Xc.multiply(Xc).sum(axis=0), dtype=np.float64).ravel()
             within = np.maximum(sq - counts @ (means * means), 0.0)
         else:
@@ -380,9 +432,12 @@ def _pooled_sd(X, y_idx, means, counts) -> np.ndarray:
             step = max(1, _CHUNK_ELEMENTS // max(1, p))
             for start in range(0, n, step):
                 rows = np.asarray(X[start : start + step], dtype=np.float64)
+                if unit != 1.0:
+                    rows = rows / unit
                 rows = rows - means[y_idx[start : start + step]]
                 within += np.einsum("ij,ij->j", rows, rows)
-    return np.sqrt(within / dof) if dof > 0 else np.zeros(p)
+    sd = np.sqrt(within / dof) if dof > 0 else np.zeros(p)
+    return sd * unit if unit != 1.0 else sd
 
 
 def standard_scale(spread: np.ndarray) -> np.ndarray:
@@ -799,7 +854,9 @@ def l1_centers(
         source = np.asarray(X)
         compiled_gather = use_numba and source.dtype in (np.float64, np.float32)
     else:  # features as rows, samples in class order: a block is a slice of rows
-        source = sp.csr_array(sp.csr_array(X)[order].T)
+        # float64 values (a copy of the stored values only): blocks are densified into the
+        # float64 work buffer
+        source = sp.csr_array(sp.csr_array(X)[order].T, dtype=np.float64)
     # Small classes: np.sort is faster than np.partition and gives sorted runs (window by
     # binary search); large ones: partition at the middle. Measured on contiguous runs: sort
     # 1.0-1.2 ns per value up to 256 values, 2.2-2.8 ns from 512; partition 1.1-1.7 ns.
@@ -854,7 +911,10 @@ def l1_centers(
         slack = 8 * np.finfo(np.float64).eps * np.abs(terms).sum(axis=0)
         gains[gains <= slack] = 0.0
         spread = dev.sum(axis=0) / n
-    return CenterStats(medians, shared, gains, counts.astype(np.float64), finite, spread)
+        unit = center_unit(medians, shared)
+        if unit != 1.0:  # gains of X / unit, as for l2 (exact; l1 terms scale linearly)
+            gains /= unit
+    return CenterStats(medians, shared, gains, counts.astype(np.float64), finite, spread, unit)
 
 
 # --------------------------------------------------------------------------------------------
@@ -963,22 +1023,29 @@ def center_scores(
     shared_center: np.ndarray,
     norm: str,
     scale: np.ndarray | None = None,
+    unit: float = 1.0,
 ) -> np.ndarray:
     r"""Decision scores of the classes from a set of features (additive over features).
 
-    For ``D = features`` and class centers :math:`\theta^c` (shared center :math:`r`):
+    For ``D = features`` and class centers :math:`\theta^c` (shared center :math:`r`), in the
+    coordinates :math:`x' = x / u` (``u = unit``, or :math:`x'_i = x_i / s_i` with
+    ``s = scale``):
 
-    * l2: :math:`s_c(x) = \sum_{i\in D}\left[(x_i - r_i)^2 - (x_i - \theta^c_i)^2\right]
-      = \sum_{i\in D} \left[2 (x_i - r_i) u^c_i - (u^c_i)^2\right]`, :math:`u^c = \theta^c - r`
-      (minus the squared distance to the class center, plus a term equal for all classes;
-      computed in the stable centered form, linear in ``x``);
-    * l1: :math:`s_c(x) = -\sum_{i\in D} |x_i - \theta^c_i|`.
+    * l2: :math:`s_c(x) = \sum_{i\in D}\left[(x'_i - r'_i)^2 - (x'_i - \theta'^c_i)^2\right]
+      = \sum_{i\in D} \left[2 (x'_i - r'_i) u^c_i - (u^c_i)^2\right]`,
+      :math:`u^c = \theta'^c - r'` (minus the squared distance to the class center, plus a term
+      equal for all classes; computed in the stable centered form, linear in ``x``);
+    * l1: :math:`s_c(x) = -\sum_{i\in D} |x'_i - \theta'^c_i|`.
 
     The predicted class is the argmax (spec 1.10: shared features cancel and are skipped);
-    for two classes :math:`s_1 - s_0` is the paper's :math:`\Delta(x)` (eqs. 3, 11): for l2,
-    :math:`2\sum_{i\in D}\delta_i(x_i - \tilde x_i)`. Scores of disjoint feature sets add up,
-    so prefixes of a ranking are evaluated incrementally (cross-validation over ``k``).
-    Sparse ``X`` is never densified beyond one row chunk of the selected columns.
+    for two classes :math:`s_1 - s_0` is the paper's :math:`\Delta(x)` (eqs. 3, 11) in units
+    of ``unit**2`` (l2) or ``unit`` (l1): for l2, :math:`2\sum_{i\in D}\delta_i(x_i -
+    \tilde x_i)`. Working in rescaled coordinates keeps every square finite and nonzero at
+    any scale of X (a power-of-two ``unit`` from :func:`center_unit`; the standardised units
+    ``scale`` are scale-free by themselves), so the argmax does not depend on the scale of X.
+    Scores of disjoint feature sets add up, so prefixes of a ranking are evaluated
+    incrementally (cross-validation over ``k``). Sparse ``X`` is never densified beyond one
+    row chunk of the selected columns.
 
     Parameters
     ----------
@@ -989,56 +1056,70 @@ def center_scores(
     norm : {"l2", "l1"}
     scale : ndarray of shape (n_features,), optional
         Distances in units of ``scale`` (each feature's term divided by ``scale**2`` for l2,
-        ``scale`` for l1): the standardised classifier.
+        ``scale`` for l1): the standardised classifier. ``unit`` is then not used.
+    unit : float, default=1.0
+        The unit of X (:attr:`CenterStats.unit`); scores are in units of ``unit**2`` (l2) or
+        ``unit`` (l1).
 
     Returns
     -------
     scores : ndarray of shape (n_samples, n_classes)
     """
+    if norm not in ("l1", "l2"):
+        raise ValueError(f"norm={norm!r} is not one of 'l1', 'l2'.")
     features = np.asarray(features, dtype=np.intp)
     n = X.shape[0]
     C = class_centers.shape[0]
     scores = np.zeros((n, C))
     if features.size == 0:
         return scores
+    # per-feature multiplier to the working coordinates x' = x * f
+    if scale is not None:
+        f = 1.0 / np.asarray(scale, dtype=np.float64)[features]
+    else:
+        f = None if unit == 1.0 else np.full(features.size, 1.0 / unit)
     theta = class_centers[:, features]  # C x k
     ref = shared_center[features]
-    inv = None if scale is None else 1.0 / np.asarray(scale, dtype=np.float64)[features]
+    if f is not None:
+        theta, ref = theta * f, ref * f
+
+    def chunk(rows):  # dense rows of the selected columns, in working coordinates
+        Z = np.asarray(rows[:, features], dtype=np.float64)
+        return Z if f is None else Z * f
+
     if norm == "l2":
         U = theta - ref  # C x k
-        const = np.einsum("ck,ck->c", U, U) if inv is None else np.einsum("ck,ck,k->c", U, U,
-                                                                           inv * inv)
-        if inv is not None:
-            U = U * (inv * inv)  # the linear term: 2 (x - r) . u / scale^2
+        const = np.einsum("ck,ck->c", U, U)
         if sp.issparse(X):
             Xd = sp.csr_array(X)[:, features]
+            if f is not None:
+                Xd = sp.csr_array((Xd.data * f[Xd.indices], Xd.indices, Xd.indptr),
+                                  shape=Xd.shape)
             scores += 2.0 * (np.asarray(Xd @ U.T) - ref @ U.T) - const
             return scores
         step = max(1, _CHUNK_ELEMENTS // features.size)
         for s in range(0, n, step):
-            Z = np.asarray(X[s : s + step][:, features], dtype=np.float64) - ref
+            Z = chunk(X[s : s + step]) - ref
             scores[s : s + step] = 2.0 * (Z @ U.T) - const
         return scores
-    if norm != "l1":
-        raise ValueError(f"norm={norm!r} is not one of 'l1', 'l2'.")
     if sp.issparse(X):
         Xd = sp.csr_array(X)[:, features]
         Xd.sum_duplicates()
         rows = np.repeat(np.arange(n), np.diff(Xd.indptr))
         vals, cols = np.asarray(Xd.data, dtype=np.float64), Xd.indices
-        w = np.ones(features.size) if inv is None else inv
-        base = (np.abs(theta) * w).sum(axis=1)
+        if f is not None:
+            vals = vals * f[cols]
+        base = np.abs(theta).sum(axis=1)
         for c in range(C):
             t = theta[c, cols]
-            delta = (np.abs(vals - t) - np.abs(t)) * w[cols]
+            delta = np.abs(vals - t) - np.abs(t)
             scores[:, c] = -(base[c] + np.bincount(rows, weights=delta, minlength=n))
         return scores
     step = max(1, _CHUNK_ELEMENTS // features.size)
     for s in range(0, n, step):
-        Z = np.asarray(X[s : s + step][:, features], dtype=np.float64)
+        Z = chunk(X[s : s + step])
         for c in range(C):
-            D = np.abs(Z - theta[c])
-            scores[s : s + step, c] = -(D.sum(axis=1) if inv is None else D @ inv)
+            scores[s : s + step, c] = -np.abs(Z - theta[c]).sum(axis=1)
     return scores
 
 

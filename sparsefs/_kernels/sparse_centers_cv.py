@@ -23,6 +23,7 @@ def grid_predictions(
     shared_center: np.ndarray,
     norm: str,
     scale: np.ndarray | None = None,
+    unit: float = 1.0,
 ) -> np.ndarray:
     """Predicted class indices of the sparse center classifier for every ``k`` in ``grid``.
 
@@ -38,6 +39,8 @@ def grid_predictions(
     norm : {"l2", "l1"}
     scale : ndarray, optional
         Per-feature scale of the standardised classifier (see ``center_scores``).
+    unit : float, default=1.0
+        The power-of-two unit of X (see ``center_scores``): the argmax at any scale of X.
 
     Returns
     -------
@@ -51,7 +54,9 @@ def grid_predictions(
     out = np.empty((grid.size, X.shape[0]), dtype=np.intp)
     start = 0
     for g, k in enumerate(grid):
-        scores += center_scores(X, order[start:k], class_centers, shared_center, norm, scale)
+        scores += center_scores(
+            X, order[start:k], class_centers, shared_center, norm, scale, unit
+        )
         start = k
         out[g] = np.argmax(scores, axis=1)
     return out

@@ -100,15 +100,20 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         return stats
 
     def _scaled(self, stats: _kernel.CenterStats):
-        """``(gains, scale)``: the gains of the standardised problem when ``standardize``."""
+        """``(gains, scale)``: the gains of the standardised problem when ``standardize``.
+
+        ``stats.gains`` are in units of ``stats.unit`` and ``scale`` in those of X: the ratio
+        is taken with ``scale / unit`` (exact), free of overflow at any scale of X."""
         if not self.standardize:
             return stats.gains, None
         scale = _kernel.standard_scale(stats.spread)
-        return stats.gains / (scale * scale if self.norm == "l2" else scale), scale
+        rel = scale / stats.unit
+        return stats.gains / (rel * rel if self.norm == "l2" else rel), scale
 
     def _store(self, stats: _kernel.CenterStats) -> None:
         """Keep the statistics, select the top features and build the centers."""
         gains, self.scale_ = self._scaled(stats)
+        self.unit_ = float(stats.unit)
         self.class_centers_ = stats.class_centers
         self.shared_center_ = stats.shared_center
         self.gains_ = gains.copy()
@@ -132,7 +137,10 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         features; positive means ``classes_[1]``. For more classes, one column per class:
         minus the l1 distance (l1), or minus the squared distance plus a term that is the same
         for every class (l2, see :func:`sparsefs._kernels.sparse_centers.center_scores`).
-        With ``standardize=True`` each feature's term is in units of ``scale_``.
+        With ``standardize=True`` each feature's term is in units of ``scale_``; otherwise
+        the distances are those of ``X / unit_`` (``unit_`` is 1 unless the class centers lie
+        beyond about 1e±30), so the decision is finite and its sign right at any scale of X
+        (e.g. X * 1e300 or X * 1e-300, where the squares of X itself overflow or underflow).
 
         Parameters
         ----------
@@ -152,7 +160,7 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         )
         scores = _kernel.center_scores(
             X, self._support_idx, self.class_centers_, self.shared_center_, self.norm,
-            self.scale_,
+            self.scale_, self.unit_,
         )
         if scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]
@@ -177,10 +185,7 @@ class _BaseSparseCenters(BaseSelectingClassifier):
             from sparsefs._dask._sparse_centers import predict
 
             return predict(self, X)
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return self._labels_from_decision(self.decision_function(X))
 
 
 _MATH = r"""
@@ -299,7 +304,8 @@ class SparseCenterClassifier(_BaseSparseCenters):
         The gains (higher = better).
     gains_ : ndarray of shape (n_features_in_,)
         The same raw statistic under its own name: :math:`g_i \ge 0`, the decrease of the
-        training objective when feature ``i`` is freed.
+        training objective when feature ``i`` is freed (in units of ``unit_**2`` for l2,
+        ``unit_`` for l1).
     ranking_ : ndarray of shape (n_features_in_,)
         1 = best; ties broken by the lower feature index.
     support_ : ndarray of shape (n_features_in_,), dtype bool
@@ -310,6 +316,10 @@ class SparseCenterClassifier(_BaseSparseCenters):
         Number of features with a positive gain.
     scale_ : ndarray of shape (n_features_in_,) or None
         The per-feature units :math:`s_i + s_0` when ``standardize=True``, else ``None``.
+    unit_ : float
+        A power of two: ``gains_`` and the distances of ``decision_function`` are those of
+        ``X / unit_`` (exact rescaling), so that neither overflows nor underflows at any scale
+        of X. 1 unless the class centers lie beyond ``2**±100`` (about 1e±30).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when X is a DataFrame with string column names.
@@ -339,6 +349,11 @@ class SparseCenterClassifier(_BaseSparseCenters):
     """
     )
 
+    def _dask_sparse_blocks(self) -> bool:
+        """Whether the dask path takes scipy.sparse blocks: the l2 class sums do; the l1
+        medians need dense feature blocks."""
+        return self.norm == "l2"
+
     def __init__(self, n_features_to_select=None, *, norm="l2", objective="balanced",
                  standardize=False, n_jobs=None):
         self.n_features_to_select = n_features_to_select
@@ -356,6 +371,8 @@ class SparseCenterClassifier(_BaseSparseCenters):
         """``fit`` on a dask array: the same statistics, as numpy (docs/dask.md)."""
         from sparsefs._dask import _sparse_centers as _dask_centers
 
+        if self.n_features_to_select_ is None:
+            self.n_features_to_select_ = min(DEFAULT_N_FEATURES, X.shape[1])
         _dask_centers.fit(self, X, y_idx)
 
 
@@ -409,7 +426,7 @@ class SparseCenterClassifierCV(_BaseSparseCenters):
         The ``k`` of the final model: ``best_n_features_`` unless ``n_features_to_select``
         fixes it.
     classes_, centers_, class_centers_, shared_center_, scores_, gains_, ranking_, support_,
-    n_informative_, scale_, n_features_in_, feature_names_in_
+    n_informative_, scale_, unit_, n_features_in_, feature_names_in_
         As in :class:`SparseCenterClassifier`, for the final model fitted on all data.
 
     See Also
@@ -485,7 +502,8 @@ class SparseCenterClassifierCV(_BaseSparseCenters):
         gains, scale = self._scaled(stats)
         order = np.argsort(_kernel.rank_fast(gains))
         predictions = grid_predictions(
-            X[test], order, grid, stats.class_centers, stats.shared_center, self.norm, scale
+            X[test], order, grid, stats.class_centers, stats.shared_center, self.norm, scale,
+            stats.unit,
         )
         return np.mean(present[predictions] == y_test, axis=1)
 

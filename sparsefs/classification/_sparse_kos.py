@@ -100,6 +100,9 @@ class SparseKOSClassifier(BaseSelectingClassifier):
     refitting cold from :math:`w = 1` at that :math:`\lambda`, as the R packages do, can end at
     :math:`w = 0` (spec 2.9 item 4; ``warm_start_path=False`` reproduces it).
 
+    Dense X only (sparse X is a ``TypeError``): every feature is standardised (centred)
+    before the Gaussian kernel, which makes X dense.
+
     Parameters
     ----------
     sigma2 : float > 0 or None, default=None
@@ -284,6 +287,10 @@ class SparseKOSClassifier(BaseSelectingClassifier):
     True
     """
 
+    _dense_reason = (
+        "it standardises (centres) every feature, which makes X dense, and its kernel and "
+        "weight steps work on the dense standardised columns"
+    )
     _parameter_constraints: ClassVar[dict] = {
         **BaseSelectingClassifier._parameter_constraints,
         "sigma2": [Interval(Real, 0, None, closed="neither"), None],

@@ -7,6 +7,7 @@ from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
@@ -38,7 +39,8 @@ def smote_resample(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+        Sparse X stays sparse (imbalanced-learn's SMOTE interpolates sparse rows).
     y : ndarray of int, shape (n_samples,)
     k_neighbors : int
     seed : int
@@ -60,7 +62,9 @@ def smote_resample(
     single = labels[(counts == 1) & (top > 1)]
     if single.size:  # repeat the lone rows, then SMOTE the others
         extra = np.repeat(np.flatnonzero(np.isin(y, single)), top - 1)
-        X, y = np.concatenate([X, X[extra]]), np.concatenate([y, y[extra]])
+        X = sp.vstack([X, X[extra]], format="csr") if sp.issparse(X) else np.concatenate(
+            [X, X[extra]])
+        y = np.concatenate([y, y[extra]])
         labels, counts = np.unique(y, return_counts=True)
         if counts.min() == top:
             return X, y
@@ -92,6 +96,13 @@ def _ranking_of(est: Any, n_features: int) -> np.ndarray:
     return ranking
 
 
+def _accepts_sparse(est: Any) -> bool:
+    try:
+        return bool(est.__sklearn_tags__().input_tags.sparse)
+    except AttributeError:  # pragma: no cover - not a scikit-learn estimator
+        return False
+
+
 def _requires_y(est: Any) -> bool:
     try:
         return bool(est.__sklearn_tags__().target_tags.required)
@@ -107,15 +118,18 @@ def _with_params(est: Any, **params: Any) -> Any:
 
 
 def default_selector() -> Any:
-    """The default per-class selector: :class:`sparsefs.selection.SMBA` (imported lazily)."""
-    from sparsefs.selection import SMBA  # lazy: SMBA lives in its own module
+    """The default per-class selector: :class:`sparsefs.selection.SMBA` at ``alpha=10``, the
+    authors' scripts' value (imported lazily). SMBA's own default became ``alpha=2`` by the
+    leak-free global-ranking study of issue #16; the per-class use here keeps 10 until it is
+    studied for SMBA-CSFS."""
+    from sparsefs.selection._smba import SMBA  # lazy: SMBA lives in its own module
 
-    return SMBA()
+    return SMBA(alpha=10.0)
 
 
 def resolve_selector(selector: Any) -> Any:
-    """``None`` -> ``SMBA()``; a registry stem (``"fisher_score"``) -> that estimator with its
-    defaults; an estimator -> itself (not cloned)."""
+    """``None`` -> ``SMBA(alpha=10)``; a registry stem (``"fisher_score"``) -> that estimator
+    with its defaults; an estimator -> itself (not cloned)."""
     if selector is None:
         return default_selector()
     if isinstance(selector, str):
@@ -149,6 +163,10 @@ class ClassSpecificSelector(BaseSelector):
     :math:`|\cup_i S_i|` features of ``ranking_``, and any top-:math:`k` of ``ranking_`` takes the
     features that are best for *some* class first. ``n_features_to_select_`` is the size of the
     union (between :math:`m` and :math:`c\,m`); :math:`m` is ``n_features_per_class_``.
+
+    Sparse X (CSR/CSC) is accepted exactly when the per-class selector accepts it (e.g.
+    ``"fisher_score"``, ``"relieff"``); it is passed on, never densified (SMOTE interpolates
+    sparse rows). With a dense-only selector (SMBA, the default) sparse X is a ``TypeError``.
 
     Parameters
     ----------
@@ -232,6 +250,8 @@ class ClassSpecificSelector(BaseSelector):
     }
     #: ``n_features_to_select`` counts features per class; ``support_`` is their union.
     _per_class_selection: ClassVar[bool] = True
+    # sparse X is passed on to the per-class selector when it accepts it (checked in _fit)
+    _accept_sparse = ("csr", "csc")
 
     def __init__(
         self,
@@ -252,6 +272,11 @@ class ClassSpecificSelector(BaseSelector):
         X, y_idx, classes = super()._validate_fit_data(X, y)
         self.classes_ = classes
         return X, y_idx, classes
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = _accepts_sparse(resolve_selector(self.selector))
+        return tags
 
     def _base_selector(self) -> Any:
         base = resolve_selector(self.selector)
@@ -275,6 +300,12 @@ class ClassSpecificSelector(BaseSelector):
                 f"{type(base).__name__} is supervised; use strategy='one_vs_rest' or an "
                 "unsupervised selector (e.g. SMBA)."
             )
+        if sp.issparse(X) and not _accepts_sparse(base):
+            raise TypeError(
+                f"ClassSpecificSelector passes X to its per-class selector "
+                f"{type(base).__name__}, which does not accept sparse X; pass X.toarray() if "
+                "it fits in memory, or a selector that takes sparse X (e.g. 'fisher_score')."
+            )
         rankings = np.empty((n_classes, p), dtype=np.int64)
         estimators = []
         for i in range(n_classes):
@@ -283,7 +314,10 @@ class ClassSpecificSelector(BaseSelector):
             if self.strategy == "samples":
                 rows = X[y_idx == i]
                 # a lone row is given twice (SMBA and most rankers need two rows)
-                est.fit(np.repeat(rows, 2, axis=0) if rows.shape[0] == 1 else rows)
+                if rows.shape[0] == 1:
+                    rows = sp.vstack([rows, rows]) if sp.issparse(rows) else np.repeat(
+                        rows, 2, axis=0)
+                est.fit(rows)
             else:
                 yb = (y_idx == i).astype(np.intp)
                 Xb = X

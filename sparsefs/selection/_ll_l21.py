@@ -32,6 +32,11 @@ class LlL21(SparseLinearSelector):
     constant features ``-inf``. ``n_features_to_select`` keeps the top of that order at the given
     ``alpha``.
 
+    Sparse X (CSR/CSC, e.g. word counts) is never densified: the centred (and standardised)
+    design is kept as the sparse matrix and its column means
+    (:class:`sparsefs._kernels.l21.CenteredSparse`), every product of the solver stays
+    sparse; the result equals that of the dense copy up to rounding.
+
     Parameters
     ----------
     n_features_to_select : int, float or None, default=None
@@ -89,3 +94,5 @@ class LlL21(SparseLinearSelector):
 
     _lambda_max = staticmethod(_kernel.lambda_max)
     _solver = staticmethod(_kernel.ll_l21)
+    # sparse X: the centred design as an operator (never densified; _kernels.l21)
+    _accept_sparse = ("csr", "csc")

@@ -72,10 +72,14 @@ class MRMR(BaseSelector):
     :math:`(p - \text{position})/p`. The statistics themselves are ``relevance_``,
     ``criterion_`` and ``redundancy_``.
 
+    Dense X only (sparse X is a ``TypeError``): relevance and redundancy are computed on a
+    dense n x p array (three-state codes, jittered values or standardised columns).
+
     Parameters
     ----------
-    n_features_to_select : int, float or None, default=10
-        An int count, a float fraction in (0, 1] (rounded down, at least 1), or ``None`` for
+    n_features_to_select : int, float or None, default=None
+        An int count, a float fraction in (0, 1] (rounded down, at least 1), or ``None`` (the
+        default, so that ``MRMR()`` works on any number of features) for
         the method's own incremental rule: keep adding features while the criterion shows a gain
         (MID/FCD > 0, MIQ/FCQ > 1: the candidate's relevance exceeds its mean redundancy). On
         noisy high-dimensional data that rule keeps many features (hundreds on 100 x 2000
@@ -146,10 +150,14 @@ class MRMR(BaseSelector):
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
+    _dense_reason = (
+        "its relevance and redundancy kernels work on a dense n x p array (three-state codes, "
+        "jittered values for KSG, standardised columns for FCD/FCQ)"
+    )
 
     def __init__(
         self,
-        n_features_to_select=10,
+        n_features_to_select=None,
         *,
         criterion="mid",
         mi_estimator="three_state",

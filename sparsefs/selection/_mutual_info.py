@@ -45,6 +45,9 @@ class MutualInfo(BaseSelector):
     A constant feature has no information: its score is ``-inf`` and it ranks last
     (``mutual_info_`` is 0 for it).
 
+    Dense X only (sparse X is a ``TypeError``): the estimate adds scikit-learn's jitter to
+    every entry, so the matrix it works on is dense whatever the input.
+
     Parameters
     ----------
     n_features_to_select : int, float or None, default=None
@@ -98,6 +101,10 @@ class MutualInfo(BaseSelector):
         "threshold": [Interval(Real, None, None, closed="neither")],
         "random_state": ["random_state"],
     }
+    _dense_reason = (
+        "its nearest-neighbour (KSG) estimate adds scikit-learn's jitter to every entry, so "
+        "the jittered X it works on is dense"
+    )
 
     def __init__(self, n_features_to_select=None, *, n_neighbors=3, threshold=0.0,
                  random_state=None):

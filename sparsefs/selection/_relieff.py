@@ -33,7 +33,10 @@ class ReliefF(BaseSelector):
     nearest hits, so interacting features are found too.
 
     Fully vectorised (blocks of Manhattan distances, one stable sort per class, one weighted sum
-    over all instance-neighbour pairs); no Python loop over samples or features.
+    over all instance-neighbour pairs); no Python loop over samples or features. Sparse X
+    (CSR/CSC, e.g. word counts) is never densified: distances and diffs come from the stored
+    values (a block of instance rows at a time is dense); the weights equal those of the dense
+    copy up to rounding.
 
     Choices: ties between equally distant neighbours go to the lower sample index; a class with
     fewer than ``n_neighbors`` other members contributes all of them (averaged over those found)
@@ -109,6 +112,7 @@ class ReliefF(BaseSelector):
         "threshold": [Interval(Real, None, None, closed="neither")],
         "random_state": ["random_state"],
     }
+    _accept_sparse = ("csr", "csc")
 
     def __init__(
         self,
@@ -144,7 +148,7 @@ class ReliefF(BaseSelector):
         weights = _kernel.relieff_weights(
             X, y_idx, self.n_neighbors, class_weighting=self.class_weighting, instances=instances
         )
-        constant = np.ptp(X, axis=0) == 0
+        constant = _kernel.column_span(X)[0] == 0
         self.weights_ = weights
         self.n_instances_ = n if instances is None else int(instances.size)
         scores = np.where(constant, -np.inf, weights)

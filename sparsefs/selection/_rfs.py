@@ -56,6 +56,11 @@ class RFS(SparseLinearSelector):
     their dual constraint is to active (a row can only be nonzero when it is); constant
     features score ``-inf``.
 
+    Sparse X (CSR/CSC, e.g. word counts) is never densified: the centred (and standardised)
+    design is kept as the sparse matrix and its column means
+    (:class:`sparsefs._kernels.l21.CenteredSparse`), every product of the solver stays
+    sparse; the result equals that of the dense copy up to rounding.
+
     Parameters
     ----------
     n_features_to_select : int, float or None, default=None
@@ -105,6 +110,9 @@ class RFS(SparseLinearSelector):
     >>> int((selector.support_ & data.support).sum()) >= 17
     True
     """
+
+    # sparse X: the centred design as an operator (never densified; _kernels.l21)
+    _accept_sparse = ("csr", "csc")
 
     def __init__(self, n_features_to_select=None, *, alpha=0.5, standardize=True, max_iter=300,
                  tol=1e-4):

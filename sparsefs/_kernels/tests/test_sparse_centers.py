@@ -336,3 +336,46 @@ def test_class_sums_dense_kernel_equals_sparse_product(dtype, n_threads, monkeyp
     got = K.class_sums(X, y, 4, n_threads)
     ref = K.class_sums(np.asfortranarray(X), y, 4)  # F-order: the sparse-product path
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("norm", ["l2", "l1"])
+@pytest.mark.parametrize("k", [-990, -100, 0, 100, 990])
+def test_power_of_two_units_make_gains_and_scores_exactly_scale_free(norm, k):
+    """X * 2**k (an exact scaling): gains in units of ``unit`` and the decision scores are the
+    scale-1 values times an exact power of two, so the ranking and every argmax are equal.
+    Reference: the same kernel at scale 1 (division by a power of two is exact)."""
+    rng = np.random.default_rng(3)
+    y = np.arange(40) % 3
+    X = rng.normal(size=(40, 6))
+    X[:, 1] += 2.0 * y
+    fit = K.l2_centers if norm == "l2" else K.l1_centers
+    ref = fit(X, y, 3)
+    Xk = X * 2.0**k
+    got = fit(Xk, y, 3)
+    assert ref.unit == 1.0 and got.finite
+    e = np.frexp(max(np.abs(ref.class_centers).max(), np.abs(ref.shared_center).max()))[1]
+    assert got.unit == (1.0 if -100 <= k + e - 1 < 100 else 2.0 ** (k + e))
+    power = 2 if norm == "l2" else 1
+    factor = (2.0**k / got.unit) ** power
+    np.testing.assert_array_equal(got.gains, ref.gains * factor)
+    feats = np.arange(6)
+    s_ref = K.center_scores(X, feats, ref.class_centers, ref.shared_center, norm)
+    s_got = K.center_scores(Xk, feats, got.class_centers, got.shared_center, norm,
+                            unit=got.unit)
+    np.testing.assert_allclose(s_got, s_ref * factor, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(np.argmax(s_got, axis=1), np.argmax(s_ref, axis=1))
+    sparse = K.center_scores(sp.csr_array(Xk), feats, got.class_centers, got.shared_center,
+                             norm, unit=got.unit)
+    np.testing.assert_allclose(sparse, s_got, rtol=1e-12, atol=1e-12)
+
+
+def test_center_unit_is_one_in_the_ordinary_range_and_a_power_of_two_outside():
+    """Definition of :func:`center_unit` (the paper's decision values are kept for ordinary
+    data; an exact power of two elsewhere)."""
+    assert K.center_unit(np.array([0.0])) == 1.0
+    assert K.center_unit(np.array([3.0, -1e20])) == 1.0
+    assert K.center_unit(np.array([np.inf, 2.0])) == 1.0  # non-finite values ignored
+    u = K.center_unit(np.array([-3e300]))
+    assert np.log2(u) == round(np.log2(u)) and 0.5 <= 3e300 / u < 1.0
+    u = K.center_unit(np.array([5e-300]))
+    assert 0.5 <= 5e-300 / u < 1.0

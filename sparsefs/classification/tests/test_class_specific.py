@@ -227,3 +227,30 @@ def test_a_class_with_one_training_row(balance):
     assert clf.class_rankings_.shape == (4, 12)
     assert all(e.classes_.size == 4 for e in clf.estimators_)
     assert set(clf.predict(X)) <= set(clf.classes_)
+
+
+def test_rescale_option_extreme_keeps_the_data_max_abs_is_unit_free():
+    """``rescale="extreme"`` (default) fits the paper's SVMs on X as given at ordinary scales;
+    ``"max_abs"`` is unit-free: fits on X and X * s predict identically (independent check:
+    the same fit by hand on X / max|X|)."""
+    from sklearn.svm import SVC
+
+    from sparsefs.classification import ClassSpecificEnsembleClassifier
+
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1, 2], 15)
+    X = rng.normal(size=(45, 12)) + 1.5 * np.eye(3)[y] @ rng.normal(size=(3, 12))
+    params = {"selector": "fisher_score", "n_features_to_select": 3, "random_state": 0}
+    default = ClassSpecificEnsembleClassifier(**params).fit(X, y)
+    assert default.scale_ == 1.0
+    cols = default.class_features_[0]
+    ref = SVC(kernel="linear", C=1.0).fit(X[:, cols], y)
+    np.testing.assert_allclose(default.estimators_[0].coef_, ref.coef_, atol=1e-10)
+    free = ClassSpecificEnsembleClassifier(rescale="max_abs", **params).fit(X, y)
+    assert free.scale_ == np.abs(X).max()
+    scaled = ClassSpecificEnsembleClassifier(rescale="max_abs", **params).fit(X * 1e300, y)
+    np.testing.assert_array_equal(scaled.predict(X * 1e300), free.predict(X))
+    # the default at an extreme scale: rescaled, finite, no overflow
+    big = ClassSpecificEnsembleClassifier(**params).fit(X * 1e300, y)
+    assert big.scale_ == np.abs(X * 1e300).max()
+    assert set(big.predict(X * 1e300)) <= {0, 1, 2}
