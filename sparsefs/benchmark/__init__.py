@@ -12,6 +12,13 @@
 Figures live in :mod:`sparsefs.plotting` (which reads these results). See ``docs/harness.md``.
 """
 
+from sparsefs.benchmark._claims import (
+    CLAIM_VERDICTS,
+    ClaimNotRun,
+    ClaimVerdict,
+    evaluate_claims,
+    paper_table_agreement,
+)
 from sparsefs.benchmark._data import MissingDataError, load_dataset
 from sparsefs.benchmark._metrics import binary_roc_auc, macro_prf, roc_auc_ovr
 from sparsefs.benchmark._report import headline, markdown_report, paper_comparison
@@ -19,6 +26,8 @@ from sparsefs.benchmark._reproduce import (
     Reproduction,
     find_config,
     list_reproductions,
+    load_reproduction,
+    render_report,
     reproduce,
     run_hooks,
 )
@@ -42,6 +51,7 @@ from sparsefs.benchmark._spec import (
 )
 from sparsefs.benchmark._summary import (
     GREATER_IS_BETTER,
+    TIE_DECIMALS,
     RankTestResult,
     average_ranks,
     best_over_k,
@@ -53,10 +63,14 @@ from sparsefs.benchmark._summary import (
 )
 
 __all__ = [
+    "CLAIM_VERDICTS",
     "GREATER_IS_BETTER",
     "MODES",
     "PROTOCOLS",
+    "TIE_DECIMALS",
     "CVSpec",
+    "ClaimNotRun",
+    "ClaimVerdict",
     "DataSpec",
     "EstimatorSpec",
     "ExperimentSpec",
@@ -75,18 +89,22 @@ __all__ = [
     "best_over_k",
     "binary_roc_auc",
     "derive_seed",
+    "evaluate_claims",
     "find_config",
     "fit_method",
     "friedman_nemenyi",
     "headline",
     "list_reproductions",
     "load_dataset",
+    "load_reproduction",
     "macro_prf",
     "markdown_report",
     "mean_over_k",
     "nemenyi_critical_difference",
     "paper_comparison",
+    "paper_table_agreement",
     "parse_k_grid",
+    "render_report",
     "reproduce",
     "roc_auc_ovr",
     "run",

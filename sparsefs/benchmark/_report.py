@@ -8,10 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparsefs.benchmark._claims import claims_markdown, evaluate_claims
 from sparsefs.benchmark._results import Results
-from sparsefs.benchmark._spec import PaperTable, ReproductionSpec
+from sparsefs.benchmark._spec import ReproductionSpec
+from sparsefs.benchmark._stability import stability_markdown
 from sparsefs.benchmark._summary import (
     GREATER_IS_BETTER,
+    TIE_DECIMALS,
     best_over_k,
     format_mean_sd,
     friedman_nemenyi,
@@ -19,6 +22,8 @@ from sparsefs.benchmark._summary import (
     score_matrix,
     summarize,
 )
+from sparsefs.benchmark._tables import md_table as _md_table
+from sparsefs.benchmark._tables import paper_comparison
 
 __all__ = ["headline", "markdown_report", "paper_comparison"]
 
@@ -37,16 +42,6 @@ _MODE_WORDS = {
     "own": "own: one fit; the method's own rule sets the number of features (k = 0 in tables)",
     "all": "all: every feature (no selection)",
 }
-
-
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def headline(results: Results) -> tuple[str, str, int | None]:
@@ -108,7 +103,7 @@ def _uses_k_grid(spec: dict[str, Any], protocol: str) -> bool:
 def _spread_words(spec: dict[str, Any], protocol: str) -> str:
     """What the ± of a cell is taken over, in the protocol's terms."""
     if protocol == "supervised":
-        return "folds"
+        return "splits" if spec.get("cv", {}).get("scheme") == "split" else "folds"
     reps = "repetitions" if spec.get("cv", {}).get("n_repeats", 1) > 1 else ""
     if protocol == "unsupervised":
         runs = f"{spec.get('n_runs')} k-means runs"
@@ -121,8 +116,9 @@ def _best_caption(spec: dict[str, Any], protocol: str) -> str:
     if not _uses_k_grid(spec, protocol):
         return (f"Mean ± sd over {spread}, at each method's own number of features (in "
                 "parentheses; 0 = the method's own rule). Bold: the best method of the row.")
-    return (f"Mean ± sd over {spread} at the k (in parentheses) where the mean is best; ties "
-            "go to the smallest k. Bold: the best method of the row.")
+    return (f"Mean ± sd over {spread} at the k (in parentheses) where the mean is best; the "
+            f"fold means are rounded to {TIE_DECIMALS} decimals and ties go to the smallest k "
+            "(`sparsefs.benchmark.best_over_k`). Bold: the best method of the row.")
 
 
 def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) -> str:
@@ -143,7 +139,9 @@ def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) ->
     prep = spec.get("preprocessing") or []
     scope = spec.get("preprocessing_scope", "fold")
     prep_text = ", ".join(prep) or "none"
-    if prep:
+    if prep and cv.get("scheme") == "none":
+        prep_text += " — fitted on each repetition's data (there is no split)"
+    elif prep:
         prep_text += (" — fitted on each training fold only" if scope == "fold" else
                       " — **applied to all rows before splitting (LEAKY: the paper's protocol, "
                       "kept only to reproduce it)**")
@@ -219,6 +217,7 @@ def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) ->
                     _wide(other, methods, ["dataset", "metric"], True), ""]
     out += _selection_section(results, metric, estimator, k_max, methods)
     out += _rank_section(results, metric, estimator, k_max, up)
+    out += stability_markdown(results)
     if figures:
         out += ["### Figures", ""]
         for caption, path in figures:
@@ -304,65 +303,19 @@ def _rank_section(results, metric, estimator, k_max, up) -> list[str]:
             "", _md_table(["method", "average rank"], rows), "",
             f"Friedman χ² = {res.statistic:.3f} (p = {res.pvalue:.3g}); Iman–Davenport F = "
             + (f"{res.iman_davenport:.3f} (p = {res.iman_davenport_pvalue:.3g})"
-               if np.isfinite(res.iman_davenport) else "∞ (every data set ranks alike)")
+               if np.isfinite(res.iman_davenport) else "undefined (every data set ranks the "
+               "methods alike, so its denominator is 0)")
             + "; Nemenyi critical "
             f"difference at α = {res.alpha}: {res.critical_difference:.3f}. Pairs that differ "
             f"significantly: {sig_text}.", ""]
 
 
-def paper_comparison(table: PaperTable, results: Results) -> pd.DataFrame:
-    """Our numbers matched to one paper table.
-
-    Parameters
-    ----------
-    table : PaperTable
-    results : Results
-        Of the experiment the table refers to.
-
-    Returns
-    -------
-    DataFrame
-        One row per paper value: ``dataset, method, paper, paper_sd, paper_k, ours, ours_sd,
-        ours_k, difference, note``; ours are scaled by ``table.scale``; NaN where we have no
-        number (data set not run).
-    """
-    if table.statistic == "mean_over_k":
-        ours = mean_over_k(results, table.metric, table.estimator, k_max=table.k_max)
-        ours = ours.rename(columns={"sd_over_k": "sd"}).assign(k=np.nan)
-    else:
-        k_max = table.k if table.statistic == "at_k" else table.k_max
-        summ = best_over_k(results, table.metric, table.estimator, k_max=k_max) \
-            if table.statistic == "best_over_k" else None
-        if summ is None:
-            s = summarize(results)
-            s = s[(s["metric"] == table.metric) & (s["k"] == table.k)]
-            if table.estimator is not None:
-                s = s[s["estimator"] == table.estimator]
-            summ = s.rename(columns={"mean": "value"})
-        ours = summ
-    rows = []
-    for v in table.values:
-        hit = ours[(ours["dataset"] == v.dataset) & (ours["method"] == v.method)]
-        if len(hit):
-            h = hit.iloc[0]
-            val, sd = h["value"] * table.scale, h["sd"] * table.scale
-            k = h["k"]
-        else:
-            val = sd = k = np.nan
-        rows.append({
-            "dataset": v.dataset, "method": v.method, "paper": v.value, "paper_sd": v.sd,
-            "paper_k": v.k, "ours": val, "ours_sd": sd, "ours_k": k,
-            "difference": val - v.value if np.isfinite(val) else np.nan, "note": v.note,
-        })
-    return pd.DataFrame(rows)
-
-
 def _paper_section(repro: ReproductionSpec, by_name: Mapping[str, Results]) -> list[str]:
     out = ["## The paper's numbers beside ours", ""]
-    if not repro.tables and not repro.claims:
-        return [*out, "The paper reports no numbers that this reproduction can be compared "
-                "with: **every number in this report is ours** (sparsefs), none is the paper's.",
-                ""]
+    if not repro.tables:
+        return [*out, "The paper reports no table that this reproduction can be compared "
+                "with: **every number in this report is ours** (sparsefs), except the figures "
+                "quoted in the *paper* column of the Claims table.", ""]
     for t in repro.tables:
         exp = t.experiment or repro.experiments[0].name
         res = by_name.get(exp)
@@ -370,7 +323,11 @@ def _paper_section(repro: ReproductionSpec, by_name: Mapping[str, Results]) -> l
         if res is None or res.table.empty:
             out += ["Not run (no results for this experiment).", ""]
             continue
-        comp = paper_comparison(t, res)
+        try:
+            comp = paper_comparison(t, res)
+        except ValueError as exc:  # the metric / estimator was not recorded by this run
+            out += [f"Not run ({exc})", ""]
+            continue
         digits = 2 if t.scale != 1 else 3
         rows = []
         for r in comp.itertuples():
@@ -388,12 +345,47 @@ def _paper_section(repro: ReproductionSpec, by_name: Mapping[str, Results]) -> l
                 + (f", ×{t.scale:g}" if t.scale != 1 else ""))
         out += [_md_table(["data set", "method", f"paper ({t.id})", f"ours ({what})",
                            "ours − paper", "note"], rows), ""]
-    if repro.claims:
-        out += ["### The paper's claims", ""]
-        out += [f"- *Paper:* {c.text}" + (f" ({c.source})" if c.source else "")
-                for c in repro.claims]
-        out += ["", "Our numbers for these claims are in the experiment sections below.", ""]
     return out
+
+
+def _n_evaluations(spec: Mapping[str, Any]) -> str:
+    cv = spec.get("cv", {})
+    scheme = cv.get("scheme")
+    if scheme == "kfold":
+        n = cv.get("n_splits", 0) * cv.get("n_repeats", 1)
+        return f"{n} test folds per data set"
+    if scheme == "split":
+        return f"{cv.get('n_repeats')} test sets per data set"
+    return f"{cv.get('n_repeats', 1)} runs per data set"
+
+
+def _protocol_section(repro: ReproductionSpec, items: Sequence[Results]) -> list[str]:
+    """Resampling counts and data draws of every stored run, and the declared differences
+    from the paper's protocol (``[reproduction] protocol`` of the config)."""
+    out = ["## Protocol, and where it differs from the paper's", ""]
+    for r in items:
+        spec = r.meta.get("spec", {})
+        protocol = spec.get("protocol", "supervised")
+        gens = [d for d in spec.get("datasets", []) if d.get("generator")]
+        draws = ""
+        if gens:
+            def redrawn(d: Mapping[str, Any], protocol: str = protocol) -> bool:
+                return protocol == "clustering" if d.get("redraw") is None else d["redraw"]
+
+            fresh = [d.get("label") or d["generator"] for d in gens if redrawn(d)]
+            fixed = [d.get("label") or d["generator"] for d in gens if not redrawn(d)]
+            draws = "; simulated data " + "; ".join(
+                part for part in (
+                    f"drawn afresh (seeded) for every split/repetition ({', '.join(fresh)})"
+                    if fresh else "",
+                    f"drawn once and kept fixed ({', '.join(fixed)})" if fixed else "")
+                if part)
+        if protocol == "clustering":
+            draws = ""  # the resampling words already say the data are drawn afresh
+        out.append(f"- `{r.meta.get('experiment')}`: {_cv_words(spec.get('cv', {}), protocol)} "
+                   f"({_n_evaluations(spec)}){draws}.")
+    out += [f"- {line}" for line in repro.protocol]
+    return [*out, ""]
 
 
 def markdown_report(
@@ -406,6 +398,7 @@ def markdown_report(
     reproduction: ReproductionSpec | None = None,
     quick: bool = False,
     extra_sections: Sequence[str] = (),
+    notes: str | None = None,
 ) -> str:
     """A markdown report of one or more experiments' results.
 
@@ -425,6 +418,9 @@ def markdown_report(
         Flags the report as a reduced (``--quick``) run.
     extra_sections : sequence of str
         Markdown appended at the end (from reproduction hooks).
+    notes : str, optional
+        Hand-written markdown about the stored run (``OUT/<stem>/notes.md``), placed after the
+        Claims and Protocol sections under a heading that labels it as ours.
 
     Returns
     -------
@@ -472,6 +468,12 @@ def markdown_report(
                  "says *paper*.")
     out += [*lines, ""]
     by_name = {r.meta.get("experiment", f"experiment{i}"): r for i, r in enumerate(items)}
+    if reproduction is not None:
+        out += [claims_markdown(evaluate_claims(reproduction, items, quick=quick))]
+        out += _protocol_section(reproduction, items)
+    if notes:
+        out += ["## Notes on the stored run (hand-written analysis, ours)", "",
+                notes.strip(), ""]
     if reproduction is not None:
         out += _paper_section(reproduction, by_name)
     figures = figures or {}

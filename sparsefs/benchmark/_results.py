@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["LoadMonitor", "Results", "environment_metadata"]
+__all__ = ["LoadMonitor", "Reproduction", "Results", "environment_metadata"]
 
 SUPPORT_COLUMNS = ("experiment", "dataset", "method", "fold", "k", "feature", "score", "rank",
                    "selected")
@@ -277,3 +277,28 @@ def _write_parquet(frame: pd.DataFrame, path: Path, meta_text: str) -> None:
     metadata = dict(table.schema.metadata or {})
     metadata[_META_KEY] = meta_text.encode()
     pq.write_table(table.replace_schema_metadata(metadata), path)
+
+
+@dataclass
+class Reproduction:
+    """A finished reproduction run.
+
+    Attributes
+    ----------
+    spec : ReproductionSpec
+        As run (reduced when ``quick``).
+    results : list of Results
+        One per experiment, in the spec's order.
+    quick : bool
+    """
+
+    spec: ReproductionSpec  # noqa: F821 - sparsefs.benchmark._spec (annotation only)
+    results: list[Results]
+    quick: bool = False
+
+    def combined_table(self):
+        """All experiments' tables in one DataFrame (the ``experiment`` column tells them
+        apart)."""
+        import pandas as pd
+
+        return pd.concat([r.table for r in self.results], ignore_index=True)

@@ -963,12 +963,58 @@ class PaperTable:
         object.__setattr__(self, "values", tuple(vals))
 
 
+CLAIM_VERDICTS = ("reproduced", "partly", "not reproduced", "not attempted")
+"""The four verdicts of a reproduction report's Claims table."""
+
+
 @dataclass(frozen=True)
 class PaperClaim:
-    """A qualitative claim of the paper (shown verbatim, with its source)."""
+    """A claim of the paper, and how the report judges it.
+
+    Parameters
+    ----------
+    text : str
+        The claim, quoted from the paper.
+    source : str
+        Section / table / figure.
+    id : str
+        A short stable key (tests and hooks refer to it).
+    paper : str
+        The paper's figure, where it has one.
+    check : str
+        ``"module:function"`` called as ``function(reproduction, **args)``; it computes ours, the
+        verdict and its reason from the stored results (numeric claims), returning a
+        :class:`sparsefs.benchmark.ClaimVerdict`.
+    args : dict
+        Keyword arguments of ``check``.
+    verdict, why, ours : str
+        A fixed verdict (one of :data:`CLAIM_VERDICTS`), its one-line reason and our figure, for
+        claims no number can decide (used when ``check`` is empty).
+    diagnosis : str
+        A sentence appended to the reason when the verdict is ``partly`` or ``not reproduced``
+        (data, protocol, tuning or method).
+    """
 
     text: str
     source: str = ""
+    id: str = ""
+    paper: str = ""
+    check: str = ""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    verdict: str = ""
+    why: str = ""
+    ours: str = ""
+    diagnosis: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.check and self.verdict not in CLAIM_VERDICTS:
+            raise ValueError(
+                f"claim {self.id or self.text[:40]!r}: give check = 'module:function' or a "
+                f"verdict in {CLAIM_VERDICTS}, got verdict={self.verdict!r}."
+            )
+        if self.verdict and self.verdict not in CLAIM_VERDICTS:
+            raise ValueError(f"claim {self.id!r}: verdict={self.verdict!r} is not one of "
+                             f"{CLAIM_VERDICTS}.")
 
 
 @dataclass(frozen=True)
@@ -1012,6 +1058,7 @@ class ReproductionSpec:
     claims: tuple[PaperClaim, ...] = ()
     hooks: tuple[str, ...] = ()
     path: str | None = None
+    protocol: tuple[str, ...] = ()
 
     @classmethod
     def from_toml(cls, path: str | Path) -> ReproductionSpec:
@@ -1028,7 +1075,8 @@ class ReproductionSpec:
         """Build from plain data (a parsed TOML document)."""
         _check_keys(data, ["reproduction", "experiments", "paper"], f"{stem}.toml")
         head = dict(data.get("reproduction", {}))
-        _check_keys(head, ["title", "reference", "description", "hooks"], "[reproduction]")
+        _check_keys(head, ["title", "reference", "description", "hooks", "protocol"],
+                    "[reproduction]")
         raw = data.get("experiments")
         if not raw:
             raise ValueError(f"{stem}.toml: no [[experiments]] table.")
@@ -1053,7 +1101,7 @@ class ReproductionSpec:
             tables.append(table)
         claims = []
         for c in paper.get("claims", []):
-            _check_keys(c, ["text", "source"], "[[paper.claims]]")
+            _check_keys(c, [f.name for f in fields(PaperClaim)], "[[paper.claims]]")
             claims.append(PaperClaim(**c))
         return cls(
             stem=stem,
@@ -1061,6 +1109,7 @@ class ReproductionSpec:
             reference=head.get("reference", ""),
             description=head.get("description", ""),
             hooks=tuple(head.get("hooks", ())),
+            protocol=tuple(head.get("protocol", ())),
             experiments=experiments,
             tables=tuple(tables),
             claims=tuple(claims),

@@ -11,6 +11,7 @@ from scipy import stats
 
 __all__ = [
     "GREATER_IS_BETTER",
+    "TIE_DECIMALS",
     "RankTestResult",
     "average_ranks",
     "best_over_k",
@@ -44,6 +45,12 @@ GREATER_IS_BETTER: dict[str, bool] = {
 """Direction of every metric the harness writes (used when a summary picks a best value)."""
 
 _KEYS = ["experiment", "dataset", "method", "estimator", "metric", "k"]
+
+TIE_DECIMALS = 9
+"""The tie rule of :func:`best_over_k` (and of every report): fold means are rounded to this
+many decimals before the best is chosen, and ties go to the smallest k. Fold means that are
+equal in exact arithmetic can differ in the last bits (a mean of 13/15 and 15/15 against one of
+14/15 and 14/15), which would otherwise make the chosen k depend on rounding noise."""
 
 
 def _direction(metric: str, greater_is_better: bool | None) -> bool:
@@ -115,13 +122,16 @@ def best_over_k(
     *,
     k_max: int | None = None,
     greater_is_better: bool | None = None,
+    decimals: int = TIE_DECIMALS,
 ) -> pd.DataFrame:
     """The papers' table cell: the best fold-mean over k, and the k that achieves it.
 
     For every (experiment, data set, method, estimator), the fold-mean of ``metric`` is
     computed at each k; the best one (largest, or smallest for error-like metrics) is
-    reported with its sd over folds and its k. Ties go to the smallest k. This is how the
-    SMBA-CSFS tables are built ("max over m <= 20 of the fold-mean accuracy, (argmax m)").
+    reported with its sd over folds and its k. The tie rule: the fold means are rounded to
+    ``decimals`` decimals, then ties go to the smallest k (:data:`TIE_DECIMALS`); the value
+    reported is the unrounded mean at that k. This is how the SMBA-CSFS tables are built ("max
+    over m <= 20 of the fold-mean accuracy, (argmax m)").
 
     Parameters
     ----------
@@ -134,6 +144,8 @@ def best_over_k(
         method's own rule) is kept whatever its k.
     greater_is_better : bool, optional
         Default from :data:`GREATER_IS_BETTER`.
+    decimals : int, default=TIE_DECIMALS
+        The fold means are rounded to this many decimals before ties are broken.
 
     Returns
     -------
@@ -146,7 +158,8 @@ def best_over_k(
         raise ValueError(f"every value of {metric!r} is NaN.")
     sub = sub.sort_values("k", kind="stable")
     group = ["experiment", "dataset", "method", "estimator", "metric"]
-    key = sub["mean"] if up else -sub["mean"]
+    key = sub["mean"].round(decimals)
+    key = key if up else -key
     idx = key.groupby([sub[c] for c in group], sort=False).idxmax()
     best = sub.loc[idx.to_numpy()]
     return best.rename(columns={"mean": "value"})[[*group, "value", "sd", "k", "n"]].reset_index(
@@ -260,6 +273,9 @@ class RankTestResult:
         and its p-value (chi-square with k - 1 degrees of freedom).
     iman_davenport, iman_davenport_pvalue : float
         Iman and Davenport's F statistic, F(k - 1, (k - 1)(N - 1)), which Demšar recommends.
+        When every data set ranks the methods alike its denominator is 0: F = inf and the
+        p-value is undefined (NaN), whatever the Friedman p-value (0.135 for 3 methods on 2
+        data sets).
     critical_difference : float
         Nemenyi's CD at ``alpha``.
     pairwise : DataFrame
@@ -324,8 +340,8 @@ def friedman_nemenyi(
     if denom > 0:
         ff = (n - 1) * chi2 / denom
         ff_p = float(stats.f.sf(ff, k - 1, (k - 1) * (n - 1)))
-    else:  # perfect agreement of all data sets
-        ff, ff_p = float("inf"), 0.0
+    else:  # perfect agreement of all data sets: the F approximation is undefined
+        ff, ff_p = float("inf"), float("nan")
     cd = nemenyi_critical_difference(k, n, alpha)
     se = np.sqrt(k * (k + 1) / (6.0 * n))
     methods = list(full.columns)

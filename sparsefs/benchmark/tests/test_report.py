@@ -115,6 +115,8 @@ values = [{dataset = "planted", method = "Fisher", value = 88.8, sd = 0.03, k = 
 [[paper.claims]]
 text = "Fisher finds the informative genes."
 source = "Doe et al. 2020, section 4"
+verdict = "not attempted"
+why = "no gene list in the toy data."
 """
 
 
@@ -152,7 +154,8 @@ def test_reproduce_quick_with_paper_values_and_hooks(config_dir, tmp_path):
     assert "| data set | method | paper (Table 3) | ours (accuracy, `nb` best over k, ×100)" in text
     row = next(ln for ln in text.splitlines() if ln.startswith("| planted | Fisher |"))
     assert "88.80 ± 0.03 (4)" in row
-    assert "*Paper:* Fisher finds the informative genes. (Doe et al. 2020, section 4)" in text
+    assert ("| 1 | Fisher finds the informative genes. *(Doe et al. 2020, section 4)* | — | — | "
+            "**not attempted** | no gene list in the toy data. |") in text
     assert "## Hook section" in text
 
 

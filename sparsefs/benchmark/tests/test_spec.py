@@ -249,6 +249,8 @@ file = "toy_values.csv"
 [[paper.claims]]
 text = "It works."
 source = "Section 5"
+verdict = "partly"
+why = "a toy."
 """
 
 
