@@ -1,5 +1,5 @@
 """Figures: metric-vs-k curves, ROC curves, critical-difference diagrams, feature scores,
-gap-statistic and CV-error curves.
+gap-statistic and CV-error curves, stability paths, selection frequencies and stability indices.
 
 matplotlib is imported lazily (``pip install "sparsefs[plot]"``); every ``plot_*`` function
 takes ``ax=None`` and returns the Axes, and none calls ``plt.show()``. Plotting reads results
@@ -15,6 +15,11 @@ from sparsefs.plotting._plots import (
     plot_metric_vs_k,
     plot_roc_curves,
 )
+from sparsefs.plotting._stability import (
+    plot_selection_frequencies,
+    plot_stability_index,
+    plot_stability_path,
+)
 
 __all__ = [
     "new_figure",
@@ -24,6 +29,9 @@ __all__ = [
     "plot_gap_curve",
     "plot_metric_vs_k",
     "plot_roc_curves",
+    "plot_selection_frequencies",
+    "plot_stability_index",
+    "plot_stability_path",
     "report_figures",
     "save_figure",
 ]

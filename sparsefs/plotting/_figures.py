@@ -95,6 +95,9 @@ def report_figures(
             fig, axes = new_figure(6.0 * ncols, 3.8 * nrows, nrows, ncols)
             for ax, est in zip(axes.ravel(), estimators):
                 plot_metric_vs_k(sub, metric, estimator=est, dataset=dataset, ax=ax)
+            lows, highs = zip(*(ax.get_ylim() for ax in axes.ravel()[:n]))
+            for ax in axes.ravel()[:n]:  # one y range: the estimators compare at a glance
+                ax.set_ylim(min(lows), max(highs))
             for ax in axes.ravel()[n:]:
                 ax.set_visible(False)
             name = f"{prefix}{_slug(dataset)}_{_slug(metric)}_vs_k.png"

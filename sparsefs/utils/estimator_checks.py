@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from sparsefs.utils._registry import MethodInfo, list_methods
+from sparsefs.utils._registry import MethodInfo, build_params, list_methods
 
 __all__ = [
     "EXPECTED_FAILED_CHECKS",
@@ -40,7 +40,7 @@ def instances(methods: list[MethodInfo] | None = None) -> Iterator[Any]:
     """One estimator per (registered method, test setting)."""
     for info in methods if methods is not None else list_methods():
         for params in info.test_params:
-            yield info.estimator(**params)
+            yield info.estimator(**build_params(params))
 
 
 def expected_failed_checks(estimator) -> dict[str, str]:
