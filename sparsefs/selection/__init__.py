@@ -1,7 +1,9 @@
 """Feature selectors: transformers that keep the most important columns of X."""
 
 from sparsefs.selection._class_specific import ClassSpecificSelector
+from sparsefs.selection._error_control import ErrorControlSelector
 from sparsefs.selection._fisher_score import FisherScore, fisher_score
+from sparsefs.selection._knockoffs import KnockoffSelector
 from sparsefs.selection._laplacian_score import LaplacianScore
 from sparsefs.selection._lasso import ElasticNetSelector, LassoSelector
 from sparsefs.selection._ll_l21 import LlL21
@@ -14,6 +16,7 @@ from sparsefs.selection._relieff import ReliefF
 from sparsefs.selection._rfs import RFS
 from sparsefs.selection._smba import SMBA
 from sparsefs.selection._spec import SPEC
+from sparsefs.selection._stability import StabilitySelector
 from sparsefs.selection._udfs import UDFS
 from sparsefs.selection._ufcm import UFCM
 
@@ -28,12 +31,15 @@ __all__ = [
     "UFCM",
     "ClassSpecificSelector",
     "ElasticNetSelector",
+    "ErrorControlSelector",
     "FisherScore",
+    "KnockoffSelector",
     "LaplacianScore",
     "LassoSelector",
     "LlL21",
     "LsL21",
     "MutualInfo",
     "ReliefF",
+    "StabilitySelector",
     "fisher_score",
 ]

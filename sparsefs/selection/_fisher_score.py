@@ -7,6 +7,7 @@ import numpy as np
 from scipy import stats
 
 from sparsefs._kernels import fisher_score as _kernel
+from sparsefs._kernels.multiple_testing import benjamini_hochberg
 from sparsefs.base import BaseSelector
 from sparsefs.utils._sklearn_compat import Interval
 
@@ -91,6 +92,8 @@ class FisherScore(BaseSelector):
         "fdr": [Interval(Real, 0, 1, closed="right")],
     }
     _accept_sparse = ("csr", "csc")
+    #: the dask path takes scipy.sparse blocks (one pass over their stored values)
+    _dask_sparse_blocks: ClassVar[bool] = True
 
     def __init__(self, n_features_to_select=None, *, fdr=0.05):
         self.n_features_to_select = n_features_to_select
@@ -128,18 +131,8 @@ class FisherScore(BaseSelector):
                     f"samples than classes; got n_samples={n_samples} and {n_classes} classes. "
                     "Pass an explicit n_features_to_select."
                 )
-            support = _benjamini_hochberg(self.pvalues_, self.fdr)
+            support = benjamini_hochberg(self.pvalues_, self.fdr)
         self._set_selection(scores, support)
-
-
-def _benjamini_hochberg(pvalues: np.ndarray, level: float) -> np.ndarray:
-    """Features kept by the Benjamini-Hochberg step-up procedure at FDR ``level``."""
-    m = pvalues.shape[0]
-    ordered = np.sort(pvalues)
-    passed = ordered <= level * np.arange(1, m + 1) / m
-    if not passed.any():
-        return np.zeros(m, dtype=bool)
-    return pvalues <= ordered[np.flatnonzero(passed).max()]
 
 
 def fisher_score(X, y) -> tuple[np.ndarray, np.ndarray]:

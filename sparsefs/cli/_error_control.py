@@ -1,0 +1,136 @@
+"""``select --fdr Q`` / ``--fwer A``: error-controlled selection around the chosen method.
+
+The method becomes the estimator of an :class:`~sparsefs.selection.ErrorControlSelector`:
+its own analytic p-values when it has them (``fisher_score``: the F test), else label
+permutations of its scores (``--permutations B``). ``-m knockoffs`` takes ``--fdr`` as the
+knockoff filter's own level, ``-m error_control`` as its ``alpha``. The output table gets
+``pvalue`` and ``qvalue`` columns (also without these flags, for any method that computes
+p-values, the q-values then being Benjamini-Hochberg's) and, for knockoffs, the
+``knockoff_statistic`` W.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_error_control_arguments", "error_control_output", "wrap_for_error_control"]
+
+DEFAULT_PERMUTATIONS = 1000
+
+
+def _level(flag: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} {text!r}: give a level in (0, 1)") from None
+        if not 0 < value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} {text!r}: give a level in (0, 1)")
+        return value
+
+    return parse
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--permutations {text!r}: give a count >= 1")
+    return value
+
+
+def add_error_control_arguments(group: Any) -> None:
+    """The error-control options of ``select`` (in its "selection rule" group)."""
+    group.add_argument(
+        "--fdr", type=_level("--fdr"), default=None, metavar="Q",
+        help="keep the features passing Benjamini-Hochberg at false discovery rate Q on the "
+        "method's p-values (its own test, else label permutations); with -m knockoffs: the "
+        "knockoff filter's FDR. Adds pvalue and qvalue columns")
+    group.add_argument(
+        "--fwer", type=_level("--fwer"), default=None, metavar="A",
+        help="keep the features passing Holm's procedure at family-wise error rate A")
+    group.add_argument(
+        "--correction", choices=("bh", "by", "holm", "bonferroni", "maxt"), default=None,
+        help="the procedure: bh (default for --fdr) or by (any dependence) with --fdr; holm "
+        "(default for --fwer), bonferroni or maxt (Westfall-Young, from permutations) with "
+        "--fwer")
+    group.add_argument(
+        "--permutations", type=_count, default=None, metavar="B",
+        help=f"label permutations when the method has no analytic p-values (default "
+        f"{DEFAULT_PERMUTATIONS}; the smallest p-value is 1/(B+1))")
+
+
+def _procedure(args: argparse.Namespace) -> tuple[str, float] | None:
+    fdr, fwer = getattr(args, "fdr", None), getattr(args, "fwer", None)
+    correction = getattr(args, "correction", None)
+    if fdr is not None and fwer is not None:
+        raise ValueError("--fdr and --fwer are two different guarantees; give one")
+    if fdr is None and fwer is None:
+        for flag in ("correction", "permutations"):
+            if getattr(args, flag, None) is not None:
+                raise ValueError(f"--{flag} needs --fdr or --fwer")
+        return None
+    if fdr is not None:
+        if correction not in (None, "bh", "by"):
+            raise ValueError(f"--correction {correction} controls the FWER; use it with --fwer")
+        return correction or "bh", fdr
+    if correction not in (None, "holm", "bonferroni", "maxt"):
+        raise ValueError(f"--correction {correction} controls the FDR; use it with --fdr")
+    return correction or "holm", fwer
+
+
+def wrap_for_error_control(est: Any, args: argparse.Namespace) -> Any:
+    """``est`` inside an ErrorControlSelector when ``--fdr``/``--fwer`` is given (or those
+    levels set on ``-m knockoffs`` / ``-m error_control``), else ``est``."""
+    rule = _procedure(args)
+    if rule is None:
+        return est
+    method, level = rule
+    from sparsefs.selection import ErrorControlSelector, KnockoffSelector, StabilitySelector
+
+    if isinstance(est, StabilitySelector):
+        raise ValueError("--fdr/--fwer and --stability are two selection rules; give one")
+    if isinstance(est, KnockoffSelector):
+        if args.fwer is not None or getattr(args, "correction", None) is not None:
+            raise ValueError("-m knockoffs controls the FDR only: use --fdr Q")
+        return est.set_params(fdr=level, n_features_to_select=None)
+    if isinstance(est, ErrorControlSelector):
+        return est.set_params(method=method, alpha=level, n_features_to_select=None)
+    B = getattr(args, "permutations", None)
+    return ErrorControlSelector(est, method=method, alpha=level,
+                                n_permutations=B or DEFAULT_PERMUTATIONS,
+                                random_state=getattr(args, "seed", 0))
+
+
+def error_control_output(est: Any, frame: Any) -> tuple[Any, dict[str, Any]]:
+    """Add ``pvalue`` / ``qvalue`` (and ``knockoff_statistic``) columns to the output table
+    of a fitted ``est``; the ``error_control`` entry of the run's metadata (empty when no
+    guarantee was asked for)."""
+    import numpy as np
+
+    from sparsefs._kernels.multiple_testing import adjust_pvalues
+    from sparsefs.selection import ErrorControlSelector, KnockoffSelector
+
+    index = frame["index"].to_numpy()
+    meta: dict[str, Any] = {}
+    pvalues = getattr(est, "pvalues_", None)
+    if pvalues is not None:
+        p = np.where(np.isnan(pvalues), 1.0, np.asarray(pvalues, dtype=np.float64))
+        q = getattr(est, "qvalues_", None)
+        q = adjust_pvalues(p, "bh") if q is None else np.asarray(q)
+        frame = frame.assign(pvalue=p[index], qvalue=q[index])
+    if isinstance(est, ErrorControlSelector):
+        if est.estimator_scores_ is not None:
+            frame = frame.assign(method_score=est.estimator_scores_[index])
+        meta = {"rate": est.error_rate_, "level": float(est.alpha), "procedure": est.method,
+                "pvalues": est.pvalue_method_, "n_permutations": int(est.n_permutations_),
+                "n_selected": int(est.support_.sum())}
+    if isinstance(est, KnockoffSelector):
+        frame = frame.assign(knockoff_statistic=est.statistics_[0][index])
+        meta = {"rate": "FDR", "level": float(est.fdr), "procedure": "knockoff+"
+                if est.offset == 1 else "knockoff", "threshold": float(est.threshold_),
+                "n_draws": int(est.n_draws), "n_selected": int(est.support_.sum())}
+    return frame, meta

@@ -1,0 +1,410 @@
+"""Error-controlled selection: p-values for any score, then BH / BY / Holm / Bonferroni."""
+
+import math
+import warnings
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.base import clone
+from sklearn.utils import check_random_state
+
+from sparsefs._kernels import multiple_testing as _mt
+from sparsefs.base import BaseSelector
+from sparsefs.utils._sklearn_compat import Interval, StrOptions
+
+__all__ = ["ErrorControlSelector"]
+
+_ANALYTIC = ("anova", "welch", "mannwhitney", "kruskal")
+
+
+def _resolve_estimator(estimator: Any) -> Any:
+    """``None`` -> ``FisherScore(n_features_to_select=1)``; a registry stem -> that estimator
+    with its defaults; an estimator -> itself (not cloned)."""
+    if estimator is None:
+        from sparsefs.selection._fisher_score import FisherScore
+
+        return FisherScore(n_features_to_select=1)
+    if isinstance(estimator, str):
+        from sparsefs.utils import get_method
+
+        return get_method(estimator).estimator()
+    if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
+        raise TypeError(f"estimator={estimator!r} is not a scikit-learn estimator.")
+    return estimator
+
+
+def _scores_of(est: Any, X, y) -> np.ndarray:
+    est.fit(X, y)
+    scores = getattr(est, "scores_", None)
+    if scores is None:
+        raise TypeError(f"{type(est).__name__} has no scores_ after fit; ErrorControlSelector "
+                        "needs a sparsefs estimator (higher scores_ = more important).")
+    return np.asarray(scores, dtype=np.float64)
+
+
+def _exceedances(base: Any, X, y_idx: np.ndarray, observed: np.ndarray,
+                 perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``#{b : T^(b)_j >= T_j}`` and ``max_k T^(b)_k`` over the permutations in ``perms``
+    (one fit each)."""
+    count = np.zeros(observed.shape[0], dtype=np.int64)
+    maxima = np.empty(perms.shape[0])
+    threshold = _mt.tie_threshold(observed)  # ties up to rounding count as exceedances
+    for b, perm in enumerate(perms):
+        scores = _scores_of(clone(base), X, y_idx[perm])
+        count += scores >= threshold
+        maxima[b] = scores.max()
+    return count, maxima
+
+
+def stratified_permutations(strata: np.ndarray, n_permutations: int,
+                            rng: np.random.RandomState) -> np.ndarray:
+    """``n_permutations`` row permutations that move samples only within their stratum.
+
+    Parameters
+    ----------
+    strata : ndarray of shape (n_samples,)
+        Stratum label of each sample (one stratum: plain permutations).
+    n_permutations : int
+    rng : numpy.random.RandomState
+
+    Returns
+    -------
+    ndarray of int, shape (n_permutations, n_samples)
+        Row ``b`` maps position ``i`` to the sample whose label ``i`` receives.
+    """
+    _, codes = np.unique(strata, return_inverse=True)
+    groups = [np.flatnonzero(codes == g) for g in range(codes.max() + 1)]
+    perms = np.empty((n_permutations, strata.shape[0]), dtype=np.intp)
+    for b in range(n_permutations):
+        for idx in groups:
+            perms[b, idx] = idx[rng.permutation(idx.shape[0])]
+    return perms
+
+
+def _constant_columns(X) -> np.ndarray:
+    """Columns with a single value (sparse X: from the stored values, not densified)."""
+    if not sp.issparse(X):
+        return np.ptp(X, axis=0) == 0
+    X = sp.csc_array(X)
+    stored = np.diff(X.indptr)
+    out = stored == 0
+    filled = np.flatnonzero(stored)
+    if filled.size:  # segments of consecutive non-empty columns tile X.data
+        starts = X.indptr[filled]
+        lo = np.minimum.reduceat(X.data, starts)
+        hi = np.maximum.reduceat(X.data, starts)
+        out[filled] = (lo == hi) & ((stored[filled] == X.shape[0]) | (lo == 0))
+    return out
+
+
+class ErrorControlSelector(BaseSelector):
+    r"""Select features with a false-discovery-rate or family-wise error guarantee.
+
+    Every feature :math:`j` gets a p-value :math:`p_j` for the null "feature :math:`j` is not
+    associated with the classes"; a multiple-testing procedure then keeps the features it
+    rejects:
+
+    * ``method="bh"`` (Benjamini & Hochberg 1995): the :math:`k` smallest p-values,
+      :math:`k = \max\{i : p_{(i)} \le i\alpha/m\}`; FDR :math:`\le \alpha` when the p-values
+      are independent or positively dependent (PRDS);
+    * ``"by"`` (Benjamini & Yekutieli 2001): BH at :math:`\alpha/\sum_{i \le m} 1/i`; FDR
+      :math:`\le \alpha` under any dependence;
+    * ``"holm"`` (Holm 1979): step-down, reject while :math:`p_{(i)} \le \alpha/(m - i + 1)`;
+      FWER :math:`\le \alpha` under any dependence;
+    * ``"bonferroni"``: :math:`p_j \le \alpha/m`; FWER :math:`\le \alpha` under any dependence;
+    * ``"maxt"`` (Westfall & Young 1993, single step; permutations only): from the same
+      permutations, :math:`\tilde p_j = (1 + \#\{b : \max_k T_k^{(b)} \ge T_j\})/(1 + B)`,
+      reject :math:`\tilde p_j \le \alpha`; FWER :math:`\le \alpha` under any dependence
+      (subset pivotality), for statistics on a common scale across features (e.g. the Fisher
+      score). It uses the dependence instead of bounding it, and needs only
+      :math:`B + 1 \ge 1/\alpha` permutations where Bonferroni needs :math:`m/\alpha`.
+
+    p-values (``pvalues``):
+
+    * ``"anova"``: the one-way ANOVA F test (any number of classes); ``"welch"``: Welch's
+      two-sided t test (two classes); ``"mannwhitney"``: the two-sided Wilcoxon-Mann-Whitney
+      test (two classes, normal approximation with tie and continuity corrections);
+      ``"kruskal"``: the Kruskal-Wallis test (any number of classes, tie-corrected). The test is
+      the statistic: ``estimator`` must be ``None``.
+    * ``"permutation"``: for any supervised sparsefs score (``estimator.scores_``, higher =
+      more important; for the sparse center classifiers, their gains), the labels are permuted
+      :math:`B` times (within ``strata`` when given to ``fit``), the estimator is refitted once
+      per permutation and
+
+      .. math::
+
+          p_j = \frac{1 + \#\{b : T_j^{(b)} \ge T_j\}}{1 + B},
+
+      an exact Monte-Carlo p-value (valid at every :math:`B`, never 0; Phipson & Smyth 2010);
+      a permuted value within one rounding (relative 1e-9) of :math:`T_j` counts as a tie,
+      i.e. as :math:`\ge T_j`.
+      The permutations are drawn from ``random_state`` before any fit, so the result does not
+      depend on ``n_jobs``. The estimator's own ``random_state`` (if it has one) is set to one
+      seed drawn from ``random_state`` and shared by every fit.
+    * ``"auto"``: ``"anova"`` when ``estimator`` is ``None``; the estimator's own analytic
+      ``pvalues_`` when it sets them (e.g. :class:`~sparsefs.selection.FisherScore`: the F
+      test); ``"permutation"`` otherwise.
+
+    A p-value that cannot be computed (NaN, e.g. a constant feature under an estimator's own
+    test) is set to 1, and so is that of a constant feature. ``scores_`` is
+    :math:`-\log_{10} p_j` (of the max-T adjusted :math:`\tilde p_j` for ``"maxt"``; ``+inf``
+    for :math:`p_j = 0`; ``-inf`` for a constant feature), so
+    ``ranking_`` orders the features by p-value, ties (frequent with permutation p-values, which
+    take only :math:`B + 1` values) broken by the lower feature index; the estimator's own
+    scores are kept as ``estimator_scores_``.
+
+    Parameters
+    ----------
+    estimator : estimator, str or None, default=None
+        The score to test (``pvalues="permutation"`` or ``"auto"``): a sparsefs estimator
+        exposing ``scores_``, or a registry stem (``"fisher_score"``, see ``sparsefs methods``).
+        ``None``: the ANOVA F test (``"auto"``), or permutations of the Fisher score.
+    method : {"bh", "by", "holm", "bonferroni", "maxt"}, default="bh"
+        The multiple-testing procedure (FDR: ``bh``, ``by``; FWER: ``holm``, ``bonferroni``,
+        ``maxt``; ``maxt`` implies permutation p-values).
+    alpha : float in (0, 1], default=0.05
+        The FDR or FWER level.
+    pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal"}, \
+default="auto"
+        How the p-values are obtained (see above).
+    n_permutations : int, default=1000
+        :math:`B`. The smallest possible p-value is :math:`1/(B+1)`: with :math:`m` features,
+        Bonferroni can only reject when :math:`B + 1 \ge m/\alpha` (BH similarly needs
+        :math:`1/(B+1) \le \alpha/m` for a single discovery).
+    n_features_to_select : int, float or None, default=None
+        ``None``: the features rejected by ``method`` at level ``alpha`` (possibly none, with
+        a :class:`~sparsefs.exceptions.NoFeatureSelectedWarning`). An int or a fraction keeps
+        that many features with the smallest p-values instead (no error guarantee).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the permutations.
+    n_jobs : int or None, default=None
+        Parallel permutation fits (joblib; ``None`` = 1, ``-1`` = all cores).
+
+    Attributes
+    ----------
+    pvalues_ : ndarray of shape (n_features_in_,)
+        :math:`p_j`.
+    qvalues_ : ndarray of shape (n_features_in_,)
+        The adjusted p-values of ``method`` (BH/BY q-values; Holm/Bonferroni/max-T adjusted
+        p-values): feature :math:`j` is rejected at level :math:`\alpha` exactly when
+        ``qvalues_[j] <= alpha`` (up to one rounding at the boundary).
+    maxt_pvalues_ : ndarray of shape (n_features_in_,) or None
+        The max-T adjusted p-values (with permutation p-values, whatever ``method``).
+    pvalue_method_ : str
+        The p-values used: one of the analytic tests, ``"estimator"`` (its own ``pvalues_``) or
+        ``"permutation"``.
+    error_rate_ : {"FDR", "FWER"}
+        What ``method`` controls.
+    estimator_ : estimator or None
+        The estimator fitted on the data (``None`` for an analytic test).
+    estimator_scores_ : ndarray of shape (n_features_in_,) or None
+        Its ``scores_``.
+    n_permutations_ : int
+        :math:`B` used (0 without permutations).
+    scores_ : ndarray of shape (n_features_in_,)
+        :math:`-\log_{10} p_j`.
+    ranking_ : ndarray of shape (n_features_in_,)
+    support_ : ndarray of bool, shape (n_features_in_,)
+    n_features_to_select_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined when X is a DataFrame with string column names.
+
+    See Also
+    --------
+    sparsefs.selection.KnockoffSelector : FDR control from model-X knockoffs, without p-values.
+    scipy.stats.false_discovery_control : BH/BY adjusted p-values.
+
+    Notes
+    -----
+    Guarantees and their assumptions are tabulated in ``docs/methods/error_control.md``.
+    Fitting with ``fit(X, y, strata=groups)`` permutes the labels only within each group
+    (e.g. batch or sex), the null then being "no association given the stratum".
+
+    References
+    ----------
+    .. [1] Y. Benjamini and Y. Hochberg, "Controlling the false discovery rate", JRSS-B 57,
+       289-300, 1995.
+    .. [2] Y. Benjamini and D. Yekutieli, "The control of the false discovery rate in multiple
+       testing under dependency", Ann. Statist. 29, 1165-1188, 2001.
+    .. [3] S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J.
+       Statist. 6, 65-70, 1979.
+    .. [4] P. H. Westfall and S. S. Young, *Resampling-Based Multiple Testing*, Wiley, 1993.
+    .. [5] B. Phipson and G. K. Smyth, "Permutation p-values should never be zero", Stat. Appl.
+       Genet. Mol. Biol. 9(1), 2010.
+
+    Examples
+    --------
+    >>> from sparsefs.datasets import make_planted_classification
+    >>> from sparsefs.selection import ErrorControlSelector
+    >>> data = make_planted_classification(n_samples=90, n_features=300, random_state=0)
+    >>> sel = ErrorControlSelector(method="holm", alpha=0.05).fit(data.X, data.y)
+    >>> bool((sel.qvalues_[sel.support_] <= 0.05).all())
+    True
+    >>> int((sel.support_ & ~data.support).sum())
+    0
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseSelector._parameter_constraints,
+        "estimator": "no_validation",
+        "method": [StrOptions({*_mt.METHODS, "maxt"})],
+        "alpha": [Interval(Real, 0, 1, closed="right")],
+        "pvalues": [StrOptions({"auto", "permutation", *_ANALYTIC})],
+        "n_permutations": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
+    #: sparse X: the tests run on dense blocks of columns; permutations pass X to the estimator
+    _accept_sparse = ("csr", "csc")
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        method="bh",
+        alpha=0.05,
+        pvalues="auto",
+        n_permutations=1000,
+        n_features_to_select=None,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.estimator = estimator
+        self.method = method
+        self.alpha = alpha
+        self.pvalues = pvalues
+        self.n_permutations = n_permutations
+        self.n_features_to_select = n_features_to_select
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _fit(self, X, y_idx, strata=None):
+        n_classes = int(y_idx.max()) + 1
+        kind = self.pvalues
+        if kind in _ANALYTIC and self.estimator is not None:
+            raise ValueError(
+                f"pvalues={kind!r} is a test on the features themselves; it takes no estimator "
+                f"(got estimator={self.estimator!r}). Use pvalues='permutation' to test an "
+                "estimator's scores."
+            )
+        if kind in ("welch", "mannwhitney") and n_classes != 2:
+            raise ValueError(f"pvalues={kind!r} compares two classes; y has {n_classes}. Use "
+                             "'anova' or 'kruskal'.")
+        if self.method == "maxt":
+            if kind not in ("auto", "permutation"):
+                raise ValueError(f"method='maxt' adjusts permutation p-values; got "
+                                 f"pvalues={kind!r}. Use pvalues='permutation'.")
+            kind = "permutation"
+        if kind == "auto" and self.estimator is None:
+            kind = "anova"
+        self.estimator_ = None
+        self.maxt_pvalues_ = None
+        self.estimator_scores_ = None
+        self.n_permutations_ = 0
+        if kind in _ANALYTIC:
+            pvals, constant = _mt.column_tests(kind, X, y_idx, n_classes)
+        else:
+            pvals, kind = self._estimator_pvalues(X, y_idx, kind, strata)
+            constant = _constant_columns(X)
+        pvals = np.where(np.isnan(pvals), 1.0, np.clip(pvals, 0.0, 1.0))
+        pvals[constant] = 1.0
+        self.pvalue_method_ = kind
+        self.pvalues_ = pvals
+        if self.method == "maxt":
+            self.maxt_pvalues_[constant] = 1.0
+            self.error_rate_ = "FWER"
+            self.qvalues_ = self.maxt_pvalues_
+            rejected = self.qvalues_ <= self.alpha
+            ordering = self.qvalues_  # monotone in the statistic: the selection is its top
+        else:
+            self.error_rate_ = _mt.METHODS[self.method]
+            self.qvalues_ = _mt.adjust_pvalues(pvals, self.method)
+            rejected = _mt.reject(pvals, self.alpha, self.method)
+            ordering = pvals
+        if self.n_features_to_select_ is None:
+            self.n_features_to_select_ = int(rejected.sum())
+        with np.errstate(divide="ignore"):
+            scores = -np.log10(ordering)
+        scores[constant] = -np.inf  # untestable: ranked last
+        self._set_selection(scores + 0.0)  # + 0.0: no -0.0 for p = 1
+
+    def _estimator_pvalues(self, X, y_idx, kind, strata):
+        base = clone(_resolve_estimator(self.estimator))
+        tags = base.__sklearn_tags__()
+        if not tags.target_tags.required:
+            raise ValueError(
+                f"{type(base).__name__} is unsupervised: permuting the labels cannot change its "
+                "scores, so there is no permutation null. Use a supervised estimator."
+            )
+        rng = check_random_state(self.random_state)
+        params = base.get_params(deep=False)
+        if "random_state" in params:
+            base.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
+        fitted = clone(base)
+        observed = _scores_of(fitted, X, y_idx)
+        self.estimator_ = fitted
+        self.estimator_scores_ = observed
+        if kind == "auto" and getattr(fitted, "pvalues_", None) is not None:
+            return np.asarray(fitted.pvalues_, dtype=np.float64), "estimator"
+        if strata is None:
+            strata = np.zeros(X.shape[0], dtype=np.intp)
+        strata = np.asarray(strata)
+        if strata.shape != (X.shape[0],):
+            raise ValueError(f"strata must have shape ({X.shape[0]},); got {strata.shape}.")
+        B = int(self.n_permutations)
+        needed = self.min_permutations(X.shape[1])
+        if needed > B and self.n_features_to_select_ is None:
+            floor, m = 1.0 / (B + 1), X.shape[1]
+            level = self.alpha / (float(np.sum(1.0 / np.arange(1, m + 1)))
+                                  if self.method == "by" else 1.0)
+            together = math.ceil(floor * m / level - 1e-12)
+            what = ("no feature can be rejected"
+                    if self.method in ("holm", "bonferroni", "maxt") or together > m
+                    else f"a rejection needs >= {together} features at that floor together")
+            warnings.warn(
+                f"ErrorControlSelector: with n_permutations={B} the smallest p-value is "
+                f"1/(B+1) = {floor:.3g}, above the first threshold "
+                f"{self.alpha if self.method == 'maxt' else level / m:.3g} of "
+                f"method={self.method!r}; "
+                f"{what}. Use n_permutations >= {needed} (min_permutations).",
+                UserWarning, stacklevel=4,
+            )
+        perms = stratified_permutations(strata, B, rng)
+        n_jobs = effective_n_jobs(self.n_jobs)
+        if n_jobs == 1:
+            exceed, maxima = _exceedances(base, X, y_idx, observed, perms)
+        else:
+            chunks = np.array_split(perms, min(B, 4 * n_jobs))
+            parts = Parallel(n_jobs=n_jobs)(
+                delayed(_exceedances)(base, X, y_idx, observed, chunk) for chunk in chunks
+            )
+            exceed = np.sum([c for c, _ in parts], axis=0)
+            maxima = np.concatenate([m for _, m in parts])
+        self.n_permutations_ = B
+        self.maxt_pvalues_ = _mt.maxt_pvalues(observed, maxima)
+        return (1.0 + exceed) / (1.0 + B), "permutation"
+
+    def min_permutations(self, n_features: int) -> int:
+        r"""The smallest :math:`B` at which one rejection is possible with ``n_features``
+        features: :math:`1/(B+1) \le \alpha/m` (Bonferroni, BH) or
+        :math:`\le \alpha/(m\sum_{i\le m}1/i)` (BY), :math:`\le \alpha` (max-T). Holm's first
+        step is Bonferroni's.
+
+        Parameters
+        ----------
+        n_features : int
+
+        Returns
+        -------
+        int
+        """
+        if self.method == "maxt":
+            return max(1, math.ceil(1.0 / self.alpha - 1.0 - 1e-9))
+        level = self.alpha / n_features
+        if self.method == "by":
+            level /= float(np.sum(1.0 / np.arange(1, n_features + 1)))
+        return max(1, math.ceil(1.0 / level - 1.0 - 1e-9))
