@@ -13,6 +13,11 @@ Chunking policy (``docs/dask.md``)
 * **k-means** needs every (selected) feature of a row: X is rechunked to *row blocks* (all
   columns, about ``TARGET_CHUNK_BYTES`` per block) unless it already has one column chunk.
 
+* **Sparse blocks** (scipy CSR/CSC, e.g. a stored ``.h5ad`` / zarr CSR matrix read by
+  ``anndata.experimental.read_elem_lazy``): the moments only (FisherScore,
+  ``SparseCenterClassifier(norm="l2")``), one compiled pass over each block's stored values,
+  never densified, float32 values read as they are.
+
 Memory bound: every task holds one block of X plus its float64 copy and small partials, so
 the peak is about ``block bytes x 3 x (threads of all workers)`` plus the ``p x n_classes``
 results (a few float64 arrays) on the client. Rechunking a row-chunked array to feature
@@ -29,6 +34,7 @@ from typing import Any
 import dask
 import dask.array as da
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -38,9 +44,25 @@ TARGET_CHUNK_BYTES = 128 * 2**20
 SPLIT_EVERY = 8
 
 _SUPPORTED = "SparseCenterClassifier (l1, l2), FisherScore, L0KMeans, SMBA (penalty='l1')"
+_SPARSE_SUPPORTED = "FisherScore and SparseCenterClassifier(norm='l2') fit, and transform"
 
 
-def check_dask_array(X, estimator_name: str) -> da.Array:
+def sparse_blocks_supported(estimator) -> bool:
+    """Whether ``estimator``'s dask ``fit`` takes scipy.sparse blocks.
+
+    The one-pass class moments (:mod:`sparsefs._dask._moments`) read the stored values of
+    CSR blocks; the methods built on them alone take sparse blocks: ``FisherScore`` and
+    ``SparseCenterClassifier(norm="l2")``. The l1 centers (medians over feature blocks) and
+    the k-means / SMBA paths need dense blocks. An estimator says so by a
+    ``_dask_sparse_blocks`` attribute (a bool, or a method for a parameter-dependent answer).
+    """
+    # a small protocol on the estimator (no estimator import here: the adapter layer depends
+    # on the estimators' interface, not on their modules)
+    flag = getattr(estimator, "_dask_sparse_blocks", False)
+    return bool(flag() if callable(flag) else flag)
+
+
+def check_dask_array(X, estimator_name: str, accept_sparse: bool = False) -> da.Array:
     """A 2-d floating dask array with known chunk sizes and at least one sample and feature.
 
     Floating dtypes are kept (float32 stays float32 on disk; the statistics are float64);
@@ -52,6 +74,10 @@ def check_dask_array(X, estimator_name: str) -> da.Array:
     X : dask collection
     estimator_name : str
         For the error messages.
+    accept_sparse : bool, default=False
+        Also accept blocks that are scipy sparse matrices or arrays (``X._meta`` sparse, as
+        ``anndata.experimental.read_elem_lazy`` gives for a stored CSR matrix). Blocks stay
+        sparse; only the moment passes (:func:`sparse_blocks_supported`) take them.
 
     Returns
     -------
@@ -66,10 +92,17 @@ def check_dask_array(X, estimator_name: str) -> da.Array:
         raise ValueError(f"{estimator_name} expects a 2-d dask array; got {X.ndim} dimension(s).")
     meta = getattr(X, "_meta", None)
     if meta is not None and not isinstance(meta, np.ndarray):
-        raise TypeError(
-            f"{estimator_name} accepts dask arrays of numpy blocks; these blocks are "
-            f"{type(meta).__name__} (sparse dask arrays are not supported)."
-        )
+        if not sp.issparse(meta):
+            raise TypeError(
+                f"{estimator_name} accepts dask arrays of numpy or scipy.sparse blocks; these "
+                f"blocks are {type(meta).__name__}."
+            )
+        if not accept_sparse:
+            raise TypeError(
+                f"{estimator_name} accepts dask arrays of numpy blocks here; these blocks are "
+                f"{type(meta).__name__} (sparse dask blocks are supported by: "
+                f"{_SPARSE_SUPPORTED})."
+            )
     if any(math.isnan(c) for chunks in X.chunks for c in chunks):
         raise ValueError(
             f"{estimator_name} needs known chunk sizes; call X.compute_chunk_sizes() first."
@@ -134,7 +167,7 @@ def fit_dask(estimator, X, y, **fit_params):
     -------
     estimator
     """
-    from sparsefs.base import resolve_n_features_to_select
+    from sparsefs._kernels.ranking import resolve_n_features_to_select
 
     name = type(estimator).__name__
     fit_hook = getattr(estimator, "_fit_dask", None)
@@ -143,7 +176,7 @@ def fit_dask(estimator, X, y, **fit_params):
             f"{name} does not accept dask arrays (dask support: {_SUPPORTED}); pass "
             "X.compute() if it fits in memory."
         )
-    X = check_dask_array(X, name)
+    X = check_dask_array(X, name, accept_sparse=sparse_blocks_supported(estimator))
     n, p = X.shape
     y_idx = None
     if estimator._supervised:
@@ -166,7 +199,7 @@ def transform_dask(estimator, X) -> da.Array:
 
     check_is_fitted(estimator, "support_")
     name = type(estimator).__name__
-    X = check_dask_array(X, name)
+    X = check_dask_array(X, name, accept_sparse=True)  # a column selection: stays sparse
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting "
                          f"{estimator.n_features_in_} features as input.")

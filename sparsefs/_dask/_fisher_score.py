@@ -1,4 +1,7 @@
-"""Fisher scores of a dask array: one pass of class moments on any chunking."""
+"""Fisher scores of a dask array: one pass of class moments on any chunking.
+
+Dense or scipy.sparse blocks (the sparse ones read through their stored values only).
+"""
 
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ def fisher_score(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
                                          np.where(overflow, 0.0, within))
     cols = np.flatnonzero(redo)
     if cols.size:  # few columns (huge or tiny values): the in-memory kernel on those only
-        sub = np.asarray(X[:, cols].compute(), dtype=np.float64)
+        sub = X[:, cols].compute()
+        sub = np.asarray(sub.toarray() if hasattr(sub, "toarray") else sub, dtype=np.float64)
         scores[cols] = _kernel.fisher_score(sub, y_idx, n_classes)[0]
     return scores

@@ -12,6 +12,14 @@ Golub & LeVeque (1979),
 so one read of X gives the class means and the within-class scatter that the in-memory
 kernels get from two passes. The two differ only by the order of the float64 sums: relative
 differences of order ``1e-15 * log2(number of row blocks)``.
+
+Sparse tiles (scipy CSR; CSC is converted) are read in one compiled pass over their stored
+values (:func:`_csr_tile_pass`): per class and column, the stored values' count, sum and
+Welford scatter about their own mean; the implicit zeros of the class, a group of mean 0 and
+scatter 0, are then merged in by the same update (:func:`_sparse_tile_moments`). Nothing is
+densified, float32 values are read as float32 and accumulated in float64, and the scatter is
+formed from residuals (no ``sum x^2 - n m^2`` cancellation). Extra memory per tile:
+``O(n_classes x n_features)``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import dask
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -65,8 +74,83 @@ def _indicator(y: np.ndarray, n_classes: int) -> sp.csr_array:
     return sp.csr_array((np.ones(m), (y, np.arange(m))), shape=(n_classes, m))
 
 
+@numba.njit(cache=True, nogil=True)
+def _csr_tile_pass(data, indices, indptr, y, acc, col_nnz, colmax, colmin, absmax, within,
+                   extremes):  # pragma: no cover - compiled
+    """One pass over the stored values of a CSR tile (float64 accumulators, in place).
+
+    ``acc[c, j]`` holds, for class ``c`` and column ``j``: the sum of the stored values and,
+    when ``within``, their count, Welford's running mean and sum of squared deviations (one
+    record per (class, column): the four fields share a cache line, ~1.5x faster than four
+    arrays at 20000 columns). Per column: ``col_nnz`` and the extremes of the stored values
+    (``extremes`` 1: max and min, 2: largest magnitude).
+    """
+    for i in range(indptr.shape[0] - 1):
+        c = y[i]
+        for t in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[t])
+            j = indices[t]
+            acc[c, j, 0] += v
+            if within:
+                k = acc[c, j, 1] + 1.0
+                acc[c, j, 1] = k
+                mean = acc[c, j, 2]
+                delta = v - mean
+                mean += delta / k
+                acc[c, j, 2] = mean
+                acc[c, j, 3] += delta * (v - mean)
+            if extremes == 1:
+                col_nnz[j] += 1.0
+                if v > colmax[j]:
+                    colmax[j] = v
+                if v < colmin[j]:
+                    colmin[j] = v
+            elif extremes == 2:
+                a = abs(v)
+                if a > absmax[j]:
+                    absmax[j] = a
+
+
+def _sparse_tile_moments(tile, y, n_classes: int, within: bool, extremes: str | None) -> dict:
+    """:func:`_tile_moments` of a scipy.sparse tile, from its stored values only."""
+    T = tile if tile.format == "csr" else sp.csr_array(tile)
+    n, p = T.shape
+    data = T.data
+    if data.dtype.kind != "f":
+        data = data.astype(np.float64)
+    counts = np.bincount(y, minlength=n_classes).astype(np.float64)
+    acc = np.zeros((n_classes, p, 4 if within else 1))
+    ext = {"minmax": 1, "absmax": 2}.get(extremes, 0)
+    size1 = p if ext else 1
+    col_nnz = np.zeros(size1)
+    colmax, colmin = np.full(size1, -np.inf), np.full(size1, np.inf)
+    absmax = np.zeros(size1)
+    _csr_tile_pass(data, T.indices, T.indptr, np.ascontiguousarray(y, dtype=np.intp), acc,
+                   col_nnz, colmax, colmin, absmax, within, ext)
+    sums = np.ascontiguousarray(acc[:, :, 0])
+    out = {"counts": counts, "nan": False, "inf": False, "sums": sums}
+    if not np.isfinite(sums).all():  # NaN/inf among the stored values, or an overflow
+        out["nan"] = bool(np.isnan(data).any())
+        out["inf"] = bool(np.isinf(data).any())
+    if within:
+        # merge the class's implicit zeros (count n_c - nnz, mean 0, scatter 0): Chan's update
+        nnz, mean_nz = acc[:, :, 1], acc[:, :, 2]
+        with np.errstate(over="ignore", invalid="ignore"):
+            factor = nnz * (counts[:, None] - nnz) / np.maximum(counts, 1.0)[:, None]
+            out["m2"] = acc[:, :, 3] + factor * (mean_nz * mean_nz)
+    if ext == 1:
+        has_zero = col_nnz < n  # an implicit zero in the column
+        out["colmax"] = np.where(has_zero, np.maximum(colmax, 0.0), colmax)
+        out["colmin"] = np.where(has_zero, np.minimum(colmin, 0.0), colmin)
+    elif ext == 2:
+        out["absmax"] = absmax
+    return out
+
+
 def _tile_moments(tile, y, n_classes: int, within: bool, extremes: str | None) -> dict:
     """Partial moments of one tile (its rows ``y`` are class indices)."""
+    if sp.issparse(tile):
+        return _sparse_tile_moments(tile, y, n_classes, within, extremes)
     T = np.asarray(tile, dtype=np.float64)
     counts = np.bincount(y, minlength=n_classes).astype(np.float64)
     Yt = _indicator(y, n_classes)

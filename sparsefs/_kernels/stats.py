@@ -1,22 +1,64 @@
 """Per-class moments of the columns of X, for dense and CSR matrices.
 
-Class sums are one product of the sparse class-indicator matrix with X for dense X, and one
-``bincount`` over the stored values for sparse X (one pass over X either way);
-within-class sums of squares come from a second, row-blocked pass over the residuals
-``X - M[y]`` for dense X (exact, no cancellation: a feature constant within every class gets
-exactly 0), or from the moment identity ``sum x^2 - sum_c n_c m_c^2`` for sparse X, where
-forming residuals would densify the matrix.
+One pass over X, by compiled loops that accumulate in float64 whatever X's dtype (no copy or
+upcast of X; extra memory O(n_classes x n_features) per thread):
+
+* dense X: Welford's running class means and within-class sums of squares, row by row
+  (numerically stable, no cancellation: a feature constant within every class gets exactly
+  0), on threads over column blocks from ``_BLOCK_ELEMENTS`` entries;
+* sparse X (CSR; CSC is converted): class sums and total sums of squares over the stored
+  values only, then the moment identity ``sum x^2 - sum_c n_c m_c^2`` (the implicit zeros add
+  nothing; forming residuals would densify the matrix), on threads over row chunks from
+  ``_BLOCK_ELEMENTS`` stored values.
 """
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["ClassMoments", "class_moments", "one_hot"]
 
-# Rows per block in the residual pass: keeps the temporary near 8 MB whatever n is.
+# From this many entries (dense) or stored values (sparse), the pass runs on threads.
 _BLOCK_ELEMENTS = 1 << 20
+
+
+def _n_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _welford_block(X, y_idx, n_classes, means, m2, counts):
+    """Running class means / sums of squared deviations of the columns of ``X`` (a block)."""
+    n, p = X.shape
+    for c in range(n_classes):
+        counts[c] = 0.0
+    for i in range(n):
+        c = y_idx[i]
+        counts[c] += 1.0
+        inv = 1.0 / counts[c]
+        for j in range(p):
+            x = np.float64(X[i, j])
+            delta = x - means[c, j]
+            means[c, j] += delta * inv
+            m2[c, j] += delta * (x - means[c, j])
+
+
+@numba.njit(cache=True, nogil=True)
+def _csr_sums(data, indices, indptr, y_idx, start, stop, sums, sq_total):
+    for i in range(start, stop):
+        c = y_idx[i]
+        for t in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[t])
+            j = indices[t]
+            sums[c, j] += v
+            sq_total[j] += v * v
 
 
 @dataclass(frozen=True)
@@ -53,21 +95,52 @@ def one_hot(y_idx: np.ndarray, n_classes: int) -> sp.csr_array:
 def _sparse_class_sums(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-class column sums and total column sums of squares of a CSR/CSC matrix.
 
-    One ``bincount`` over the stored values each: no format conversion, no copy of X.
+    One compiled pass over the stored values (float64 accumulation): no copy of the values;
+    on threads over row chunks, each with its own O(n_classes x n_features) accumulator.
     """
     n, p = X.shape
-    if X.format not in ("csr", "csc"):
+    if X.format != "csr":
         X = sp.csr_array(X)
-    data = np.asarray(X.data, dtype=np.float64)
-    lengths = np.diff(X.indptr)
-    if X.format == "csr":
-        rows, cols = np.repeat(np.arange(n), lengths), X.indices
+    y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
+    n_threads = min(_n_threads(), max(1, X.nnz // _BLOCK_ELEMENTS), max(1, n))
+    bounds = np.linspace(0, n, n_threads + 1).astype(np.intp)
+    parts = [(np.zeros((n_classes, p)), np.zeros(p)) for _ in range(n_threads)]
+
+    def run(t):
+        _csr_sums(X.data, X.indices, X.indptr, y_idx, bounds[t], bounds[t + 1], *parts[t])
+
+    if n_threads == 1:
+        run(0)
     else:
-        rows, cols = X.indices, np.repeat(np.arange(p), lengths)
-    flat = y_idx[rows].astype(np.int64) * p + cols
-    sums = np.bincount(flat, weights=data, minlength=n_classes * p).reshape(n_classes, p)
-    sq_total = np.bincount(cols, weights=data * data, minlength=p)
+        with ThreadPoolExecutor(n_threads) as pool:
+            list(pool.map(run, range(n_threads)))
+    sums, sq_total = parts[0]
+    for extra_sums, extra_sq in parts[1:]:
+        sums += extra_sums
+        sq_total += extra_sq
     return sums, sq_total
+
+
+def _dense_moments(X, y_idx: np.ndarray, n_classes: int):
+    """``(counts, means, within_ss)`` of dense X by Welford, threads over column blocks."""
+    n, p = X.shape
+    y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
+    means = np.zeros((n_classes, p))
+    m2 = np.zeros((n_classes, p))
+    n_threads = min(_n_threads(), max(1, (n * p) // _BLOCK_ELEMENTS), p)
+    cols = np.linspace(0, p, n_threads + 1).astype(np.intp)
+    counts = [np.zeros(n_classes) for _ in range(n_threads)]
+
+    def run(t):
+        a, b = cols[t], cols[t + 1]
+        _welford_block(X[:, a:b], y_idx, n_classes, means[:, a:b], m2[:, a:b], counts[t])
+
+    if n_threads == 1:
+        run(0)
+    else:
+        with ThreadPoolExecutor(n_threads) as pool:
+            list(pool.map(run, range(n_threads)))
+    return counts[0], means, m2.sum(axis=0)
 
 
 def class_moments(X, y_idx: np.ndarray, n_classes: int) -> ClassMoments:
@@ -95,15 +168,7 @@ def class_moments(X, y_idx: np.ndarray, n_classes: int) -> ClassMoments:
         within[within <= 1e-12 * scale] = 0.0
     else:
         X = np.asarray(X)
-        Yt = one_hot(y_idx, n_classes).T.tocsr()
-        sums = Yt @ X if X.dtype == np.float64 else Yt @ X.astype(np.float64)
-        means = np.asarray(sums) / counts[:, None]
-        within = np.zeros(X.shape[1])
-        step = max(1, _BLOCK_ELEMENTS // max(1, X.shape[1]))
-        for start in range(0, X.shape[0], step):
-            block = np.asarray(X[start : start + step], dtype=np.float64)
-            block = block - means[y_idx[start : start + step]]
-            within += np.einsum("ij,ij->j", block, block)
+        _, means, within = _dense_moments(X, y_idx, n_classes)
     grand_mean = counts @ means / counts.sum()
     between = counts @ (means - grand_mean) ** 2
     return ClassMoments(counts, means, grand_mean, within, between)

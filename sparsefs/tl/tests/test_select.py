@@ -1,0 +1,129 @@
+"""``sparsefs.tl.select`` / ``sparsefs.get.selection_df`` on AnnData objects.
+
+Independent references: the array API on the same matrix (scores must be identical), and
+scanpy's own readers (``sc.get.rank_genes_groups_df``, ``sc.pl.rank_genes_groups_dotplot``).
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+anndata = pytest.importorskip("anndata")
+import pandas as pd  # noqa: E402
+
+import sparsefs.get  # noqa: E402
+import sparsefs.tl  # noqa: E402
+from sparsefs.classification import SparseCenterClassifier  # noqa: E402
+from sparsefs.selection import FisherScore  # noqa: E402
+
+
+def _adata(sparse=False, seed=0, n=120, p=60):
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(["b", "a", "c"], n // 3)  # categories not in sorted order
+    X = rng.poisson(0.6, (n, p)).astype(np.float32)
+    for j, g in enumerate(["b", "a", "c"]):
+        X[groups == g, j] += 3  # gene j marks group j
+    obs = pd.DataFrame(
+        {"cell_type": pd.Categorical(groups, categories=["b", "a", "c"])},
+        index=[f"cell{i}" for i in range(n)],
+    )
+    var = pd.DataFrame(index=[f"gene{j}" for j in range(p)])
+    return anndata.AnnData(sp.csr_matrix(X) if sparse else X, obs=obs, var=var)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_scores_equal_the_array_api(sparse):
+    ad = _adata(sparse)
+    sparsefs.tl.select(ad, "fisher_score", groupby="cell_type", n_features=5)
+    ref = FisherScore(n_features_to_select=5).fit(ad.X, np.asarray(ad.obs["cell_type"]).astype(str))
+    np.testing.assert_array_equal(ad.var["sparsefs_score"].to_numpy(), ref.scores_)
+    np.testing.assert_array_equal(ad.var["sparsefs_rank"].to_numpy(), ref.ranking_)
+    np.testing.assert_array_equal(ad.var["sparsefs_selected"].to_numpy(), ref.support_)
+    assert {0, 1, 2} <= set(np.flatnonzero(ref.support_))
+    assert ad.uns["sparsefs"]["params"]["method"] == "fisher_score"
+    assert ad.uns["sparsefs"]["params"]["groupby"] == "cell_type"
+
+
+def test_per_group_outputs_and_scanpy_layout():
+    ad = _adata()
+    sparsefs.tl.select(ad, "sparse_centers", groupby="cell_type", n_features=3)
+    clf = SparseCenterClassifier(3).fit(ad.X, np.asarray(ad.obs["cell_type"]).astype(str))
+    varm = ad.varm["sparsefs"]
+    assert varm.shape == (ad.n_vars, 3)
+    assert ad.uns["sparsefs"]["varm_columns"] == list(clf.classes_)
+    # per group, its own marker gene comes first
+    names = ad.uns["sparsefs"]["names"]
+    assert names["b"][0] == "gene0" and names["a"][0] == "gene1" and names["c"][0] == "gene2"
+    assert list(names.dtype.names) == ["b", "a", "c"]
+
+
+def test_scanpy_readers_accept_the_output():
+    sc = pytest.importorskip("scanpy")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ad = _adata()
+    sparsefs.tl.select(ad, "sparse_centers", groupby="cell_type", n_features=3, key_added="sfs")
+    df = sc.get.rank_genes_groups_df(ad, group=None, key="sfs")
+    assert set(df["group"]) == {"a", "b", "c"}
+    top = df.groupby("group", observed=True).head(1).set_index("group")["names"].to_dict()
+    assert top == {"b": "gene0", "a": "gene1", "c": "gene2"}
+    sc.pl.rank_genes_groups_dotplot(ad, key="sfs", n_genes=2, show=False, dendrogram=False)
+
+
+def test_backed_and_dask_backed(tmp_path):
+    ad = _adata(sparse=True)
+    path = tmp_path / "x.h5ad"
+    ad.write_h5ad(path)
+    sparsefs.tl.select(ad, "fisher_score", groupby="cell_type", n_features=4)
+    backed = anndata.read_h5ad(path, backed="r")
+    sparsefs.tl.select(backed, "fisher_score", groupby="cell_type", n_features=4)
+    np.testing.assert_array_equal(backed.var["sparsefs_score"], ad.var["sparsefs_score"])
+    da = pytest.importorskip("dask.array")
+    dense = _adata(sparse=False)
+    ref = sparsefs.tl.select(dense, "fisher_score", groupby="cell_type", n_features=4, copy=True)
+    lazy = dense.copy()
+    lazy.X = da.from_array(dense.X, chunks=(40, 60))
+    sparsefs.tl.select(lazy, "fisher_score", groupby="cell_type", n_features=4)
+    np.testing.assert_allclose(lazy.var["sparsefs_score"], ref.var["sparsefs_score"], rtol=1e-10)
+
+
+def test_copy_semantics_layer_and_raw():
+    ad = _adata()
+    out = sparsefs.tl.select(ad, "fisher_score", groupby="cell_type", n_features=3, copy=True)
+    assert out is not ad and "sparsefs" not in ad.uns and "sparsefs_score" in out.var
+    assert sparsefs.tl.select(ad, "fisher_score", groupby="cell_type", n_features=3) is None
+    ad.layers["double"] = ad.X * 2
+    sparsefs.tl.select(ad, "fisher_score", groupby="cell_type", n_features=3, layer="double",
+                       key_added="lay")
+    np.testing.assert_array_equal(ad.var["lay_rank"], ad.var["sparsefs_rank"])
+    full = _adata(p=80)
+    full.raw = full
+    small = full[:, :60].copy()
+    sparsefs.tl.select(small, "fisher_score", groupby="cell_type", n_features=3, use_raw=True)
+    assert "sparsefs_score" not in small.var  # raw has other genes: the frame goes to uns
+    frame = sparsefs.get.selection_df(small)
+    assert len(frame) == 80 and frame["rank"].is_monotonic_increasing
+
+
+def test_selection_df_and_errors():
+    ad = _adata()
+    with pytest.raises(KeyError, match=r"run sparsefs\.tl\.select"):
+        sparsefs.get.selection_df(ad)
+    with pytest.raises(ValueError, match="groupby="):
+        sparsefs.tl.select(ad, "fisher_score", n_features=3)
+    with pytest.raises(KeyError, match="not a column"):
+        sparsefs.tl.select(ad, "fisher_score", groupby="nope")
+    sparsefs.tl.select(ad, "laplacian_score", n_features=4)  # unsupervised: no groupby needed
+    frame = sparsefs.get.selection_df(ad, selected_only=True)
+    assert len(frame) == 4 and frame["selected"].all()
+    assert "names" not in ad.uns["sparsefs"]  # no per-group view without groupby
+
+
+def test_import_sparsefs_does_not_import_anndata():
+    code = "import sys, sparsefs, sparsefs.tl, sparsefs.get; print('anndata' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
