@@ -6,10 +6,12 @@ from sparsefs.classification._sparse_centers import (
     SparseCenterClassifierCV,
 )
 from sparsefs.classification._sparse_kos import SparseKOSClassifier
+from sparsefs.classification._sparse_naive_bayes import SparseNaiveBayes
 
 __all__ = [
     "ClassSpecificEnsembleClassifier",
     "SparseCenterClassifier",
     "SparseCenterClassifierCV",
     "SparseKOSClassifier",
+    "SparseNaiveBayes",
 ]
