@@ -1,8 +1,10 @@
 """Turning per-feature scores into ranks and supports, with deterministic ties."""
 
+from numbers import Integral
+
 import numpy as np
 
-__all__ = ["rank_scores", "top_k_mask"]
+__all__ = ["rank_scores", "resolve_n_features_to_select", "top_k_mask"]
 
 _INT64_MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
 
@@ -69,3 +71,39 @@ def rank_scores(scores: np.ndarray) -> np.ndarray:
 def top_k_mask(scores: np.ndarray, k: int) -> np.ndarray:
     """Boolean mask of the ``k`` best features under :func:`rank_scores`'s ordering."""
     return rank_scores(scores) <= k
+
+
+def resolve_n_features_to_select(value: int | float | None, n_features: int) -> int | None:
+    """Turn ``n_features_to_select`` into a count for ``n_features`` features.
+
+    Parameters
+    ----------
+    value : int, float in (0, 1] or None
+        An int is a count and must not exceed ``n_features``; a float is a fraction, rounded down
+        and at least 1; ``None`` is returned unchanged (the method's own rule).
+    n_features : int
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValueError
+        If an int count exceeds ``n_features``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        raise ValueError(
+            f"n_features_to_select={value!r} is a bool; pass an int count, a fraction in (0, 1], "
+            "or None."
+        )
+    if isinstance(value, Integral):
+        if value > n_features:
+            raise ValueError(
+                f"n_features_to_select={value!r} exceeds n_features={n_features}; pass an int "
+                f"<= {n_features}, a fraction in (0, 1], or None."
+            )
+        return int(value)
+    return max(1, int(value * n_features))

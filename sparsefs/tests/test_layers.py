@@ -1,0 +1,174 @@
+"""The package's layers, read from its imports (AST, not by importing it).
+
+Rules (STYLE.md section 3, issue #23): no import cycle between modules (a submodule importing
+its own package's ``__init__`` counts); ``_kernels`` imports neither scikit-learn nor any part of
+sparsefs outside ``_kernels``; the estimator packages never import ``benchmark``, ``plotting`` or
+``cli``; nothing outside ``cli`` (and ``sparsefs.__main__``) imports ``cli``. Every import
+counts, at module level or inside a function: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent
+
+#: Cycles still to break (#23), as frozensets of module names; the test fails on any other
+#: cycle, and on a listed one that no longer exists (so the list only shrinks).
+KNOWN_CYCLES: set[frozenset[str]] = set()
+
+
+def module_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Module -> the package modules it imports (tests excluded)."""
+    mods: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root.parent)
+        if "tests" in rel.parts:
+            continue
+        name = ".".join(rel.with_suffix("").parts)
+        mods[name.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = collections.defaultdict(set)
+    for name, path in mods.items():
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = here.split(".")
+                    parts = parts[: len(parts) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                # ``from pkg import sub`` depends on the submodule; ``from pkg import name``
+                # on the package (its __init__)
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base
+                    for a in node.names
+                ]
+            for target in targets:
+                while target and target not in mods:
+                    target = target.rpartition(".")[0]
+                if target and target != name and target.split(".")[0] == package:
+                    graph[name].add(target)
+        graph.setdefault(name, set())
+    return dict(graph)
+
+
+def external_imports(root: Path) -> dict[str, set[str]]:
+    """Module -> top-level names of the non-package modules it imports."""
+    out: dict[str, set[str]] = collections.defaultdict(set)
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root.parent)
+        if "tests" in rel.parts:
+            continue
+        name = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                out[name].update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                out[name].add(node.module.split(".")[0])
+    return dict(out)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    counter = 0
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    advanced = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.add(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(frozenset(comp))
+    return found
+
+
+GRAPH = module_graph(PKG, "sparsefs")
+
+
+def test_no_import_cycles():
+    found = set(cycles(GRAPH))
+    new = [sorted(c) for c in found - KNOWN_CYCLES]
+    gone = [sorted(c) for c in KNOWN_CYCLES - found]
+    assert not new, f"import cycles: {new}"
+    assert not gone, f"listed cycles that no longer exist (remove them from KNOWN_CYCLES): {gone}"
+
+
+def test_kernels_import_only_kernels_and_no_sklearn():
+    ext = external_imports(PKG)
+    for mod, targets in GRAPH.items():
+        if not mod.startswith("sparsefs._kernels"):
+            continue
+        outside = sorted(t for t in targets if not t.startswith("sparsefs._kernels"))
+        assert not outside, f"{mod} imports {outside}"
+        assert "sklearn" not in ext.get(mod, set()), f"{mod} imports scikit-learn"
+
+
+@pytest.mark.parametrize("family", ["selection", "classification", "clustering"])
+def test_estimators_do_not_import_harness_plots_or_cli(family):
+    banned = ("sparsefs.benchmark", "sparsefs.plotting", "sparsefs.cli")
+    for mod, targets in GRAPH.items():
+        if mod.startswith(f"sparsefs.{family}"):
+            bad = sorted(t for t in targets if t.startswith(banned))
+            assert not bad, f"{mod} imports {bad}"
+
+
+def test_nothing_imports_cli():
+    for mod, targets in GRAPH.items():
+        if mod.startswith("sparsefs.cli") or mod == "sparsefs.__main__":
+            continue
+        assert not [t for t in targets if t.startswith("sparsefs.cli")], mod
+
+
+def test_the_checks_catch_a_deliberate_cycle(tmp_path):
+    pkg = tmp_path / "toy"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from toy.sub import b\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from ..a import x  # lazy, still a cycle\n")
+    (pkg / "c.py").write_text("import toy.a\n")
+    graph = module_graph(pkg, "toy")
+    assert cycles(graph) == [frozenset({"toy.a", "toy.sub.b"})]
+    (pkg / "sub" / "b.py").write_text("def f():\n    return 1\n")
+    assert cycles(module_graph(pkg, "toy")) == []
