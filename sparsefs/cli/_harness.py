@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shlex
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +17,14 @@ __all__ = ["add_parsers", "cmd_compare", "cmd_reproduce"]
 _RESULT_FILES = ("results.csv", "report.md")
 
 
+def add_progress_options(parser: argparse.ArgumentParser) -> None:
+    from sparsefs.cli._common import add_progress_options as add
+
+    add(parser)
+
+
 def _fail(message: str):
-    from sparsefs.cli._main import CLIError
+    from sparsefs.cli._common import CLIError
 
     raise CLIError(message)
 
@@ -42,7 +51,8 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("data", nargs="+",
                    help="data file(s) (.mat/.csv/.tsv/.parquet/.npz/.h5ad), 'default' (the "
-                   "embedded data), an ASU name (found via SPARSEFS_DATA) or a make_* generator")
+                   "embedded data), a benchmark name such as ALLAML or ALLAML.mat (found via "
+                   "SPARSEFS_DATA) or a make_* generator; resolved as 'sparsefs select' does")
     p.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
     p.add_argument("--transpose", action="store_true", help="the files are features x samples")
     p.add_argument("--methods", "-m", required=True,
@@ -60,7 +70,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--train-size", type=float, default=2 / 3,
                    help="training fraction for --cv split (default 2/3)")
     p.add_argument("--estimators", help="downstream estimators, comma-separated "
-                   "(default svm,nb,knn,tree; kmeans with --unsupervised)")
+                   "(default svm,nb,knn,tree; kmeans with --unsupervised); 'self' scores a "
+                   "classifier's own predictions, as the sparse center and class-specific "
+                   "papers do (it implies --mode refit)")
+    p.add_argument("--mode", choices=("rank", "refit", "own"), default=None,
+                   help="how each method gives its subsets: 'rank' (one fit per fold, the top k "
+                   "of its ranking for every k; the default), 'refit' (one fit per k, needed by "
+                   "--estimators self) or 'own' (one fit, the method's own rule decides k)")
     p.add_argument("--metrics", help="metrics, comma-separated (default: all of the protocol)")
     p.add_argument("--unsupervised", action="store_true",
                    help="unsupervised protocol: k-means on the selected features, ACC and NMI")
@@ -70,18 +86,23 @@ def add_parsers(sub: Any) -> None:
                    help="do not z-score the features (by default a scaler is fitted on each "
                    "training fold)")
     p.add_argument("--smote", action="store_true",
-                   help="oversample minority classes with SMOTE inside each training fold "
-                   "(needs imbalanced-learn)")
+                   help="oversample minority classes with SMOTE inside each training fold")
     p.add_argument("--k-max", type=_positive_int, default=None,
                    help="best-over-k tables consider k <= K_MAX only (e.g. 20, as the papers)")
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p.add_argument("--n-jobs", "-j", type=_positive_int, default=1,
                    help="parallel tasks (default 1; -1 for all CPUs)")
-    p.add_argument("--out", "-o", required=True, help="output directory (created if needed)")
+    p.add_argument("--out", "-o", required=True,
+                   help="output directory (created if needed; written in a temporary folder "
+                   "beside it and moved into place only when the run succeeds)")
     p.add_argument("--parquet", action="store_true", help="also write results.parquet")
     p.add_argument("--force", action="store_true", help="overwrite results in --out")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--stability", action="store_true",
+                   help="record every fold's selected features: the report gains a stability "
+                   "section (Nogueira index across folds with its CI, the features chosen in "
+                   ">= 80%% of the folds) and a stability figure")
+    add_progress_options(p)
 
     p = sub.add_parser(
         "reproduce",
@@ -98,9 +119,12 @@ def add_parsers(sub: Any) -> None:
                    help="output directory (default ./reproductions; the repository keeps its "
                    "reports in docs/reproductions)")
     p.add_argument("--config-dir", help="directory searched first for <stem>.toml")
+    p.add_argument("--from-results", action="store_true",
+                   help="re-render OUT/<STEM>.md from the results stored in OUT/<STEM>/ "
+                   "without recomputing (tables, claims and hooks; the stored figures are kept)")
     p.add_argument("--n-jobs", "-j", type=_positive_int, default=1, help="parallel tasks")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_progress_options(p)
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -119,11 +143,13 @@ def _compare_command(args: argparse.Namespace) -> str:
         ("--train-size", args.train_size, 2 / 3), ("--estimators", args.estimators, None),
         ("--metrics", args.metrics, None), ("--runs", args.runs, 20),
         ("--k-max", args.k_max, None), ("--seed", args.seed, 0), ("--n-jobs", args.n_jobs, 1),
+        ("--mode", args.mode, None),
     ):
         if value is not None and value != default:
             parts += [flag, str(value)]
     for flag, on in (("--transpose", args.transpose), ("--unsupervised", args.unsupervised),
-                     ("--no-zscore", args.no_zscore), ("--smote", args.smote)):
+                     ("--no-zscore", args.no_zscore), ("--smote", args.smote),
+                     ("--stability", getattr(args, "stability", False))):
         if on:
             parts.append(flag)
     parts += ["--out", args.out]
@@ -140,13 +166,79 @@ def _figures(results, outdir: Path, prefix: str = "", dpi: int = 110
         return [], str(exc)
 
 
-def _check_out(out: Path, names: tuple[str, ...], force: bool) -> None:
+def _check_out(out: Path, names: tuple[str, ...], force: bool, *, create: bool = True) -> None:
     if out.exists() and not out.is_dir():
         _fail(f"--out {out}: exists and is not a directory")
     clash = [n for n in names if (out / n).exists()]
     if clash and not force:
         _fail(f"{out / clash[0]} exists; pass --force to overwrite it")
-    out.mkdir(parents=True, exist_ok=True)
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        _fail(f"--out {out}: {parent} is not a writable directory")
+    if create:
+        out.mkdir(parents=True, exist_ok=True)
+
+
+class _StagedDir:
+    """Write a run's files into a temporary folder beside ``out``; :meth:`commit` moves them
+    into ``out`` (created if needed), :meth:`discard` removes them. A failed run leaves
+    neither an empty nor a partial ``out`` behind."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self._made_parents: list[Path] = []
+        parent = out.absolute().parent
+        missing = []
+        while not parent.exists():
+            missing.append(parent)
+            parent = parent.parent
+        for d in reversed(missing):
+            d.mkdir()
+            self._made_parents.append(d)
+        self.path = Path(tempfile.mkdtemp(dir=out.absolute().parent, prefix=f".{out.name}."))
+        umask = os.umask(0)  # mkdtemp makes the folder private (0700); give it mkdir's mode
+        os.umask(umask)
+        self.path.chmod(0o777 & ~umask)
+
+    def commit(self) -> None:
+        if not self.out.exists():
+            os.replace(self.path, self.out)
+            return
+        for item in self.path.iterdir():
+            target = self.out / item.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            os.replace(item, target)
+        self.path.rmdir()
+
+    def discard(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        for d in reversed(self._made_parents):
+            try:
+                d.rmdir()
+            except OSError:
+                break
+
+
+def _check_k(spec, k_text: str, load_dataset) -> None:
+    """One up-front error when every k exceeds a data set's number of features."""
+    from sparsefs.benchmark._spec import parse_k_grid
+
+    try:
+        grid = parse_k_grid(k_text)
+    except ValueError as exc:
+        _fail(f"--k {k_text!r}: {exc}")
+    ranked = [m for m in spec.methods if m.resolved_mode(spec.protocol) in ("rank", "refit")]
+    if not ranked:
+        return
+    for dspec in spec.datasets:
+        ds = load_dataset(dspec, seed=spec.seed)
+        p = ds.X.shape[1]
+        if min(grid) > p:
+            _fail(f"--k {k_text}: every value exceeds the number of features of "
+                  f"{dspec.display} (p = {p}); give values <= {p}")
 
 
 def _setup_logging(quiet: bool) -> None:
@@ -172,20 +264,35 @@ def cmd_compare(args: argparse.Namespace) -> int:
         markdown_report,
         run,
     )
+    from sparsefs.cli._common import resolve_data
     from sparsefs.utils import get_method
 
-    _setup_logging(args.no_progress)
+    _setup_logging(args.progress is False)
     protocol = "unsupervised" if args.unsupervised else "supervised"
     names = _split(args.methods)
     if not names:
         _fail("--methods: give at least one stem (see 'sparsefs methods')")
-    methods = [MethodSpec.from_value(m) for m in names]
-    for m in methods:
+    estimators = _split(args.estimators)
+    mode = args.mode
+    if mode is None and estimators and "self" in estimators:
+        mode = "refit"  # a method's own predictions need one fit per k
+    methods = []
+    for m in (MethodSpec.from_value(n) for n in names):
         if m.stem:
             get_method(m.stem)  # an unknown stem fails here, listing the known ones
+            if mode is not None:
+                m = MethodSpec(stem=m.stem, mode=mode)
+        methods.append(m)
+    if estimators and "self" in estimators:
+        no_predict = [m.stem for m in methods
+                      if m.stem and not hasattr(get_method(m.stem).estimator, "predict")]
+        if no_predict:
+            _fail(f"--estimators self scores a method's own predictions; "
+                  f"{', '.join(no_predict)} cannot predict (use classifiers, see "
+                  "'sparsefs methods')")
     datasets = []
     for text in args.data:
-        d = DataSpec.from_string(text)
+        d = DataSpec.from_string(resolve_data(text))
         if d.path is not None and (args.target or args.transpose):
             d = DataSpec(path=d.path, target=args.target, transpose=args.transpose)
         datasets.append(d)
@@ -199,6 +306,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             cv = CVSpec(scheme="kfold", n_splits=int(cv_text), n_repeats=args.repeats)
         except ValueError:
             _fail(f"--cv {args.cv!r}: give a number of folds (>= 2), 'split' or 'none'")
+    if cv_text == "none" and protocol == "supervised":
+        _fail("--cv none: the supervised protocol needs held-out rows; give a number of folds, "
+              "'split', or add --unsupervised")
     prep = [] if args.no_zscore else ["zscore"]
     if args.smote:
         prep.append("smote")
@@ -209,44 +319,80 @@ def cmd_compare(args: argparse.Namespace) -> int:
         methods=methods,
         k=args.k,
         cv=cv,
-        estimators=_split(args.estimators),
+        estimators=estimators,
         metrics=_split(args.metrics),
         preprocessing=prep,
         n_runs=args.runs,
         seed=args.seed,
         report={"k_max": args.k_max},
+        record_support=bool(getattr(args, "stability", False)),
     )
     out = Path(args.out)
-    _check_out(out, _RESULT_FILES, args.force)
-    results = run(spec, n_jobs=args.n_jobs, progress=False if args.no_progress else None,
-                  keep_predictions=not args.no_figures and protocol == "supervised")
-    results.save(out / "results.csv")
-    if args.parquet:
-        results.save(out / "results.parquet")
-    figures: list[tuple[str, str]] = []
-    note = None
-    if not args.no_figures:
-        figures, note = _figures(results, out)
-        if note is None:
-            figures += _score_figures(spec, results, out, fit_method, load_dataset)
-    command = _compare_command(args)
-    extra = [f"Figures skipped: {note}\n"] if note else []
-    text = markdown_report(results, title="sparsefs compare", command=command,
-                           figures={"compare": figures}, extra_sections=extra)
-    (out / "report.md").write_text(text, encoding="utf-8")
+    _check_out(out, _RESULT_FILES, args.force, create=False)
+    _check_k(spec, args.k, load_dataset)
+    stage = _StagedDir(out)
+    try:
+        results = run(spec, n_jobs=args.n_jobs, progress=args.progress,
+                      keep_predictions=not args.no_figures and protocol == "supervised")
+        results.save(stage.path / "results.csv")
+        if args.parquet:
+            results.save(stage.path / "results.parquet")
+        figures: list[tuple[str, str]] = []
+        note = None
+        if not args.no_figures:
+            figures, note = _figures(results, stage.path)
+            if note is None:
+                figures += _score_figures(spec, results, stage.path, fit_method, load_dataset)
+                if spec.record_support:
+                    from sparsefs.cli._stability import stability_figures
 
-    metric, estimator, k_max = headline(results)
-    best = best_over_k(results, metric, estimator, k_max=k_max)
+                    figures += stability_figures(results, stage.path)
+        command = _compare_command(args)
+        extra = [f"Figures skipped: {note}\n"] if note else []
+        text = markdown_report(results, title="sparsefs compare", command=command,
+                               figures={"compare": figures}, extra_sections=extra)
+        (stage.path / "report.md").write_text(text, encoding="utf-8")
+        metric, estimator, k_max = headline(results)
+        best = best_over_k(results, metric, estimator, k_max=k_max)
+        _check_out(out, _RESULT_FILES, args.force, create=False)  # nothing appeared meanwhile
+        stage.commit()
+    except BaseException:
+        stage.discard()
+        raise
+
+    order_d = {d.display: i for i, d in enumerate(spec.datasets)}
+    order_m = {m.display: i for i, m in enumerate(spec.methods)}
+    best = best.assign(_d=best["dataset"].map(order_d), _m=best["method"].map(order_m))
+    best = best.sort_values(["_d", "_m"], kind="stable")
     rows = [(r.dataset, r.method, f"{r.value:.3f}", f"{r.sd:.3f}", int(r.k))
             for r in best.itertuples()]
-    from sparsefs.cli._main import _print_table
+    from sparsefs.cli._common import print_table as _print_table
 
-    print(f"Best {metric} over k ({estimator}), mean and sd over folds:")
+    if protocol == "supervised":
+        spread = "over folds"
+    elif spec.cv.scheme == "none":
+        spread = f"over {args.runs} k-means runs"
+    else:
+        spread = f"over folds and {args.runs} k-means runs"
+    print(f"Best {metric} over k ({estimator}), mean and sd {spread}:")
     _print_table(("dataset", "method", metric, "sd", "k"), rows)
     n_fig = len(figures)
     print(f"\nWrote {out / 'results.csv'}, {out / 'report.md'} and {n_fig} figure(s) to {out}"
           + (f" ({note})" if note else ""))
     return 0
+
+
+def scores_are_ranks(est) -> bool:
+    """Whether ``est.scores_`` only encode an order: the values (p - i) / p, i = 0..p-1, as
+    MRMR's greedy selection order gives. Such a panel shows ranks, not magnitudes."""
+    import numpy as np
+
+    scores = getattr(est, "scores_", None)
+    if scores is None:
+        return False
+    values = np.sort(np.asarray(scores, dtype=float))[::-1]
+    p = values.size
+    return p > 1 and np.allclose(values, (p - np.arange(p)) / p)
 
 
 def _score_figures(spec, results, out: Path, fit_method, load_dataset) -> list[tuple[str, str]]:
@@ -277,8 +423,13 @@ def _score_figures(spec, results, out: Path, fit_method, load_dataset) -> list[t
             top = None if ds.n_features <= 60 else 30
             plot_feature_scores(est, true_support=ds.support, feature_names=ds.feature_names,
                                 top=top, ax=ax)
+            ranks = scores_are_ranks(est)
             ax.set_title(f"{label} — {m.display}" + (f", k = {k}" if k else "")
-                         + (f" (top {top} shown)" if top else ""))
+                         + (f" (top {top} shown)" if top else "")
+                         + ("\nscores are ranks (1 - position/p), not magnitudes" if ranks
+                            else ""))
+            if ranks:
+                ax.set_ylabel("rank score (1 - position/p)")
         name = f"{_slug(label)}_scores.png"
         save_figure(fig, out / name)
         made.append((f"{label}: each method's scores fitted on all rows (for illustration; "
@@ -300,7 +451,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     )
     from sparsefs.benchmark._results import utc_now
 
-    _setup_logging(args.no_progress)
+    _setup_logging(args.progress is False)
     if args.list or not args.stem:
         stems = list_reproductions(args.config_dir)
         if not args.list:
@@ -311,13 +462,21 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     path = find_config(args.stem, args.config_dir)
     spec = ReproductionSpec.from_toml(path)
     stem = spec.stem
+    if args.from_results:
+        from sparsefs.benchmark import render_report
+
+        try:
+            report = render_report(spec, args.out)
+        except FileNotFoundError as exc:
+            _fail(str(exc))
+        print(f"Re-rendered {report} from the stored results in {Path(args.out) / stem}")
+        return 0
     out = Path(args.out)
     sub = out / stem
     out.mkdir(parents=True, exist_ok=True)
     sub.mkdir(parents=True, exist_ok=True)
     repro = reproduce(spec, quick=args.quick, n_jobs=args.n_jobs,
-                      progress=False if args.no_progress else None,
-                      keep_predictions=not args.no_figures)
+                      progress=args.progress, keep_predictions=not args.no_figures)
     figures: dict[str, list[tuple[str, str]]] = {}
     notes = []
     for res in repro.results:

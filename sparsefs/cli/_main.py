@@ -1,26 +1,56 @@
-"""Sub-commands: ``methods``, ``select`` and ``demo``."""
+"""Sub-commands: ``methods``, ``select`` and ``demo``.
+
+Only the standard library is imported at module level (numpy, pandas, scikit-learn and the
+estimators are imported inside the commands), so ``sparsefs --help``, ``--version`` and every
+usage error answer without loading the scientific stack.
+"""
+
+from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sparsefs import __version__
 from sparsefs.cli import _harness
-from sparsefs.utils import get_method, list_methods, scores_frame
+from sparsefs.cli._common import (
+    DEFAULT_DATA,
+    CLIError,
+    add_progress_options,
+    progress_enabled,
+    resolve_data,
+)
+from sparsefs.cli._common import print_table as _print_table
+from sparsefs.cli._error_control import (
+    add_error_control_arguments,
+    error_control_output,
+    wrap_for_error_control,
+)
+from sparsefs.cli._stability import (
+    add_stability_arguments,
+    stability_output,
+    wrap_for_stability,
+)
+from sparsefs.utils._registry import get_method, list_methods
 
-DEFAULT_DATA = "default"
+#: Extensions ``select --out`` writes.
+OUT_EXTENSIONS = (".csv", ".tsv", ".json")
+#: ``select`` prints a note when the method's own rule (no ``-k``) keeps at least this fraction.
+KEEPS_MOST = 0.5
 
 
-class CLIError(Exception):
-    """A runtime error reported as one line and exit code 1."""
+# ------------------------------------------------------------------------------------------
+# argument types and shared options
+# ------------------------------------------------------------------------------------------
 
 
 def _parse_k(text: str) -> int | float | None:
@@ -48,6 +78,63 @@ def _parse_param(text: str) -> tuple[str, Any]:
         return key, value
 
 
+def _own_rules_epilog() -> str:
+    lines = ["what -k auto (or no -k) keeps, per method (the method's own rule):"]
+    for m in list_methods():
+        lines.append(_wrapped(f"{m.stem}: {m.own_rule}"))
+    return "\n".join(lines)
+
+
+def _wrapped(text: str) -> str:
+    """One indented entry of a list, wrapped at 79 columns."""
+    return textwrap.fill(text, width=79, initial_indent="  ", subsequent_indent="      ",
+                         break_on_hyphens=False)
+
+
+# ------------------------------------------------------------------------------------------
+# the parser
+# ------------------------------------------------------------------------------------------
+
+
+def _add_select_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``select``, by group. Options that change *which* features are kept
+    (stability selection, error control) belong to the "selection rule" group and are applied
+    by :func:`_selection_rule`: a new flag is added in those two places only."""
+    data = p.add_argument_group("data")
+    data.add_argument("data", help=f"a .mat/.csv/.tsv/.parquet/.npz/.h5ad file, '{DEFAULT_DATA}'"
+                      " (the embedded data), a benchmark name such as ALLAML (found via "
+                      "SPARSEFS_DATA) or a make_* generator")
+    data.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
+    data.add_argument("--transpose", action="store_true", help="the file is features x samples")
+
+    method = p.add_argument_group("method")
+    method.add_argument("--method", "-m", required=True,
+                        help="stem or class name (see 'sparsefs methods')")
+    method.add_argument("--param", "-p", type=_parse_param, action="append", default=[],
+                        metavar="KEY=VALUE", help="an estimator parameter (repeatable)")
+    method.add_argument("--seed", type=int, default=0,
+                        help="random_state of the method and seed of generated data (default 0; "
+                        "recorded in the output's .meta.json)")
+
+    rule = p.add_argument_group("selection rule")
+    rule.add_argument("-k", type=_parse_k, default=None, metavar="K",
+                      help="features to select: a count, a fraction, or 'auto' (the default: "
+                      "the method's own rule, listed below)")
+    add_stability_arguments(rule)
+    add_error_control_arguments(rule)
+
+    out = p.add_argument_group("output")
+    out.add_argument("--out", "-o", required=True,
+                     help="output file (.csv, .tsv or .json), checked before the data is read; "
+                     "the run's settings go to OUT.meta.json beside it")
+    out.add_argument("--write-h5ad", metavar="OUT.h5ad", default=None,
+                     help="with a .h5ad DATA: also write a copy of it with the results added "
+                     "as sparsefs.tl.select does (adata.var columns, adata.uns / varm under "
+                     "'sparsefs'); written atomically, never over the input")
+    out.add_argument("--force", action="store_true", help="overwrite existing output files")
+    add_progress_options(p)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sparsefs",
@@ -56,25 +143,21 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sparsefs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("methods", help="list the registered methods")
+    p = sub.add_parser("methods", help="list the registered methods, their own rule and cost")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     p = sub.add_parser(
         "select",
         help="fit one method on a data file and write every feature's score and rank",
-        description="Fit one method and write a table of features (feature, index, score, rank, "
-        "selected), CSV, TSV or JSON by the output's extension.",
+        description=textwrap.fill(
+            "Fit one method and write a table of features (feature, index, score, rank, "
+            "selected), CSV, TSV or JSON by the output's extension, and the run's settings "
+            "(method, parameters, seed, data) to OUT.meta.json. Two runs with the same arguments "
+            "write identical files.", width=79),
+        epilog=_own_rules_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("data", help=f"a .mat/.csv/.tsv/.parquet/.npz/.h5ad file, or '{DEFAULT_DATA}'")
-    p.add_argument("--method", "-m", required=True, help="stem or class name (see 'methods')")
-    p.add_argument("-k", type=_parse_k, default=None, metavar="K",
-                   help="features to select: count, fraction, or 'auto' (the method's own rule)")
-    p.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
-    p.add_argument("--transpose", action="store_true", help="the file is features x samples")
-    p.add_argument("--param", "-p", type=_parse_param, action="append", default=[],
-                   metavar="KEY=VALUE", help="an estimator parameter (repeatable)")
-    p.add_argument("--out", "-o", required=True, help="output file (.csv, .tsv or .json)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    _add_select_arguments(p)
 
     p = sub.add_parser(
         "demo",
@@ -83,24 +166,102 @@ def _build_parser() -> argparse.ArgumentParser:
         "with row-permuted noise features, so the true features are known.",
     )
     p.add_argument("-k", type=int, default=None, metavar="K",
-                   help="features each method keeps (default: the number of true features)")
+                   help="features each method keeps (default: the number of true features; "
+                   "the class-specific methods keep K per class, so their union is larger)")
     p.add_argument("--methods", help="comma-separated stems (default: all)")
     p.add_argument("--n-noise", type=int, default=487, help="noise features added (default 487)")
     p.add_argument("--seed", type=int, default=0, help="random seed for data and methods")
     p.add_argument("--raw", action="store_true",
                    help="fit on the raw features (default: z-scored columns, as the papers do)")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_progress_options(p)
 
     _harness.add_parsers(sub)
     return parser
 
 
-def _load(data: str, target: str | None, transpose: bool):
-    from sparsefs.datasets import load, load_default
+# ------------------------------------------------------------------------------------------
+# data: one resolution for every command
+# ------------------------------------------------------------------------------------------
 
-    if data == DEFAULT_DATA:
-        return load_default()
-    return load(data, target=target, transpose=transpose)
+
+def _load(data: str, target: str | None, transpose: bool, seed: int):
+    """Load DATA as ``compare`` does (:func:`resolve_data`), with CLI wording in errors."""
+    from sparsefs.benchmark import DataSpec, load_dataset
+
+    resolved = resolve_data(data)
+    spec = DataSpec.from_string(resolved)
+    if spec.path is not None:
+        path = Path(spec.path)
+        if not path.exists():
+            raise CLIError(
+                f"no such data file: {data!r} (not a file, a benchmark name or 'default'; "
+                "benchmark sets are looked up in SPARSEFS_DATA)"
+            )
+        _check_text_table(path)
+        spec = DataSpec(path=spec.path, target=target, transpose=transpose)
+    elif target or transpose:
+        raise CLIError(f"{data}: --target and --transpose apply to data files only")
+    try:
+        return load_dataset(spec, seed=seed)
+    except ValueError as exc:
+        raise CLIError(_table_error(exc, spec.path, target)) from None
+
+
+_TEXT_TABLES = (".csv", ".tsv", ".txt")
+
+
+def _check_text_table(path: Path) -> None:
+    """Header-only and empty CSV/TSV files, reported before pandas reads them."""
+    if path.suffix.lower() not in _TEXT_TABLES:
+        return
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        lines = [ln for _, ln in zip(range(2), (ln for ln in fh if ln.strip()))]
+    if not lines:
+        raise CLIError(f"{path}: the file is empty")
+    if len(lines) == 1:
+        raise CLIError(f"{path}: only a header line, no data rows")
+
+
+def _table_error(exc: ValueError, path: str | None, target: str | None) -> str:
+    """A loader error in the command line's words: the file, row and column where known."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+    if m and path:
+        return (f"{path}: line {m.group(2)} has {m.group(3)} fields but the header has "
+                f"{m.group(1)}; check the delimiter and quoting")
+    m = re.search(r"non-numeric feature column\(s\) \[([^\]]*)\]", text)
+    if m and path:
+        cols = [c.strip().strip("'\"") for c in m.group(1).split(",") if c.strip()]
+        where = _first_non_numeric(Path(path), cols[0]) if cols else None
+        hint = ("name the label column with --target" if target is None
+                else "drop or encode these columns first")
+        return (f"{path}: non-numeric feature column(s) {', '.join(cols)}"
+                + (f" ({where})" if where else "") + f"; {hint}")
+    return text
+
+
+def _first_non_numeric(path: Path, column: str) -> str | None:
+    """``row R: 'value'`` of the first non-numeric cell of ``column`` in a CSV/TSV file."""
+    import pandas as pd
+
+    if path.suffix.lower() not in _TEXT_TABLES:
+        return None
+    sep = "\t" if path.suffix.lower() == ".tsv" else None
+    try:
+        frame = pd.read_csv(path, sep=sep, engine="python", usecols=[column], dtype=str)
+    except (ValueError, OSError):
+        return None
+    values = frame[column]
+    bad = pd.to_numeric(values, errors="coerce").isna() & values.notna()
+    if not bad.any():
+        return None
+    i = int(bad.to_numpy().argmax())
+    return f"column {column!r}, data row {i + 1}: {values.iloc[i]!r}"
+
+
+# ------------------------------------------------------------------------------------------
+# estimators and output
+# ------------------------------------------------------------------------------------------
 
 
 def _make_estimator(info, params: dict, *, k=None, seed=None, n_clusters=None):
@@ -121,26 +282,98 @@ def _make_estimator(info, params: dict, *, k=None, seed=None, n_clusters=None):
     return cls(**{**defaults, **params})
 
 
-def _write_atomic(frame, out: Path, force: bool) -> None:
-    suffix = "".join(out.suffixes[-1:]).lower()
-    if suffix not in (".csv", ".tsv", ".json"):
+def _selection_rule(est, args: argparse.Namespace):
+    """Apply the "selection rule" options to the configured estimator (``-k`` is already its
+    ``n_features_to_select``); returns the estimator to fit. Rules that wrap the estimator
+    (stability selection, error control) are added here."""
+    return wrap_for_error_control(wrap_for_stability(est, args), args)
+
+
+def meta_path(out: Path) -> Path:
+    """Where ``select`` records a run's settings: ``genes.csv`` -> ``genes.meta.json``."""
+    return out.with_suffix(".meta.json")
+
+
+def check_out_file(out: Path, force: bool) -> None:
+    """Everything that can be wrong with ``--out`` (and its .meta.json), before any work."""
+    suffix = out.suffix.lower()
+    if suffix not in OUT_EXTENSIONS:
         raise CLIError(f"--out {out}: the extension must be .csv, .tsv or .json")
-    if out.exists() and not force:
-        raise CLIError(f"{out} exists; pass --force to overwrite it")
-    if not out.parent.exists():
-        raise CLIError(f"--out {out}: directory {out.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    if out.is_dir():
+        raise CLIError(f"--out {out}: is a directory; give a file name")
+    parent = out.parent
+    if not parent.exists():
+        raise CLIError(f"--out {out}: directory {parent} does not exist")
+    if not parent.is_dir():
+        raise CLIError(f"--out {out}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CLIError(f"--out {out}: directory {parent} is not writable")
+    for path in (out, meta_path(out)):
+        if path.exists() and not force:
+            raise CLIError(f"{path} exists; pass --force to overwrite it")
+
+
+def _write_text_atomic(text: str, out: Path) -> None:
+    """Write to a temporary file beside ``out`` and rename it into place."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise CLIError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            if suffix == ".json":
-                json.dump(json.loads(frame.to_json(orient="records")), fh, indent=1)
-                fh.write("\n")
-            else:
-                frame.to_csv(fh, index=False, sep="\t" if suffix == ".tsv" else ",")
+            fh.write(text)
         os.replace(tmp, out)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise CLIError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _frame_text(frame, suffix: str) -> str:
+    if suffix == ".json":
+        return json.dumps(json.loads(frame.to_json(orient="records")), indent=1) + "\n"
+    return frame.to_csv(index=False, sep="\t" if suffix == ".tsv" else ",", lineterminator="\n")
+
+
+def _write_atomic(frame, out: Path, force: bool) -> None:
+    check_out_file(out, force)
+    _write_text_atomic(_frame_text(frame, out.suffix.lower()), out)
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return _jsonable(item())
+        except (TypeError, ValueError):
+            pass
+    return repr(value)
+
+
+def _flagify(message: str) -> str:
+    """Name the command line's flags instead of the library's parameters; drop OS noise."""
+    message = re.sub(r"\[Errno \d+\]\s*", "", message)
+    message = re.sub(r"\bn_features_to_select=(\S+?)([;,)]|\s|$)", r"-k \1\2", message)
+    message = message.replace("a fraction in (0, 1], or None", "a fraction in (0, 1], or auto")
+    message = re.sub(r"\btarget=\.\.\.", "--target COL", message)
+    message = re.sub(r"\btarget=(\S+?)([;,)]|\s|$)", r"--target \1\2", message)
+    message = re.sub(r"\btranspose=True", "--transpose", message)
+    message = re.sub(r"\brandom_state=(\S+?)([;,)]|\s|$)", r"--seed \1\2", message)
+    message = re.sub(r"[^\s'\"]*/\.[^/\s'\"]+\.[A-Za-z0-9_]+\.tmp\b", "(temporary file)", message)
+    return message
+
+
+# ------------------------------------------------------------------------------------------
+# commands
+# ------------------------------------------------------------------------------------------
 
 
 def _cmd_methods(args) -> int:
@@ -148,36 +381,167 @@ def _cmd_methods(args) -> int:
     if args.json:
         print(json.dumps([m.as_dict() for m in methods], indent=1))
         return 0
-    rows = [(m.stem, m.name, m.family, m.supervision, m.reference) for m in methods]
-    _print_table(("stem", "estimator", "family", "supervision", "reference"), rows)
+    rows = [(m.stem, m.name, m.family, m.supervision, "/".join(m.inputs), m.reference)
+            for m in methods]
+    _print_table(("stem", "estimator", "family", "supervision", "input", "reference"), rows)
+    print("\nWithout -k (or with -k auto) each method applies its own rule:")
+    for m in methods:
+        print(_wrapped(f"{m.stem}: {m.own_rule}"))
+    costly = [m for m in methods if m.cost]
+    if costly:
+        print("\nCost of a fit with the defaults, where it is long:")
+        for m in costly:
+            print(_wrapped(f"{m.stem}: {m.cost}"))
+    aliases = [f"{a} -> {m.stem}" for m in methods for a in m.aliases]
+    if aliases:
+        print(f"\nOld stems still accepted: {', '.join(aliases)}.")
     return 0
 
 
-def _cmd_select(args) -> int:
+def _cmd_select(args, argv: list[str]) -> int:
+    out = Path(args.out)
+    check_out_file(out, args.force)  # before any data is read
+    h5ad_out = _check_h5ad_out(args) if args.write_h5ad else None
     info = get_method(args.method)
-    data = _load(args.data, args.target, args.transpose)
+    params = dict(args.param)
+    # checks that need no data: unknown parameters are reported before loading
+    _make_estimator(info, params, k=args.k, seed=args.seed)
+    data = _load(args.data, args.target, args.transpose, args.seed)
     if info.supervision == "supervised" and data.y is None:
         raise CLIError(
             f"{info.name} is supervised: name the label column with --target "
             f"(or use a .mat/.npz file that holds labels)"
         )
+    import numpy as np
+
+    from sparsefs.utils._results import scores_frame
+
+    n, p = data.X.shape
     n_clusters = len(np.unique(data.y)) if data.y is not None else None
-    est = _make_estimator(info, dict(args.param), k=args.k, n_clusters=n_clusters)
+    est = _make_estimator(info, params, k=args.k, seed=args.seed, n_clusters=n_clusters)
+    est = _selection_rule(est, args)
+    show = progress_enabled(args)
+    if show and "verbose" in est.get_params() and "verbose" not in params:
+        est.set_params(verbose=True)
+    if info.slow_size is not None and n * p >= info.slow_size and not params:
+        print(f"sparsefs: note: {info.name} with its defaults is slow at {n} x {p} "
+              f"({info.cost}); " + ("progress is shown below." if show and
+                                    "verbose" in est.get_params() else
+                                    "pass --progress to see it advance."),
+              file=sys.stderr)
     y = data.y if info.supervision == "supervised" else None
     start = time.perf_counter()
     est.fit(data.X, y)
     elapsed = time.perf_counter() - start
     frame = scores_frame(est, feature_names=data.feature_names)
-    out = Path(args.out)
-    _write_atomic(frame, out, args.force)
-    print(
-        f"{info.name}: kept {int(est.support_.sum())} of {est.n_features_in_} features "
-        f"in {elapsed:.3g} s -> {out}"
-    )
+    frame, stability = stability_output(est, frame, data.X, y, data.feature_names, args)
+    frame, error_control = error_control_output(est, frame)
+    kept = int(est.support_.sum())
+    meta = {
+        "sparsefs": __version__,
+        "command": "sparsefs " + " ".join(argv),
+        "data": {"argument": args.data, "resolved": resolve_data(args.data),
+                 "name": data.name, "n_samples": n, "n_features": p,
+                 "target": args.target, "transpose": args.transpose},
+        "method": info.stem,
+        "estimator": info.import_path.replace(":", "."),
+        "params": _jsonable(est.get_params(deep=False)),
+        "seed": args.seed,
+        "index": "0-based column of X (a .mat file's MATLAB column is index + 1)",
+        "k": args.k,
+        "n_selected": kept,
+        **({"stability": _jsonable(stability)} if stability else {}),
+        **({"error_control": _jsonable(error_control)} if error_control else {}),
+    }
+    check_out_file(out, args.force)  # nothing appeared meanwhile
+    _write_text_atomic(_frame_text(frame, out.suffix.lower()), out)
+    _write_text_atomic(json.dumps(meta, indent=1, sort_keys=True) + "\n", meta_path(out))
+    rule = (f" (stable over {stability['n_resamples']} half-samples)" if stability else "")
+    if error_control:
+        rule += (f" ({error_control['procedure']} at {error_control['rate']} "
+                 f"{error_control['level']:g})")
+    if h5ad_out is not None:
+        _write_h5ad(est, info, args, h5ad_out)
+    print(f"{info.name}{rule}: kept {kept} of {est.n_features_in_} features in {elapsed:.3g} s "
+          f"(seed {args.seed}) -> {out}" + (f", {h5ad_out}" if h5ad_out is not None else ""))
+    if args.k is None and p >= 10 and kept >= KEEPS_MOST * p:
+        print(f"sparsefs: note: {info.name}'s own rule kept {kept} of {p} features (see "
+              "'sparsefs select --help'); pass -k to keep fewer.", file=sys.stderr)
     return 0
 
 
+#: The two lines ``demo`` prints about its design.
+DEMO_DESIGN = (
+    "Design: each noise feature is a real column with its rows permuted: the same distribution, "
+    "no link to the classes.\nUnsupervised per-feature scores can rank a bimodal noise column "
+    "above a real one, so low recovery there is expected."
+)
+
+
+def _check_h5ad_out(args) -> Path:
+    """``--write-h5ad``'s path, checked before any data is read: DATA is a .h5ad file, the
+    output ends in .h5ad, is not the input, its folder exists, and it is new (or --force)."""
+    source = Path(resolve_data(args.data))
+    target = Path(args.write_h5ad)
+    if source.suffix.lower() != ".h5ad" or not source.is_file():
+        raise CLIError(f"--write-h5ad needs a .h5ad DATA file; got {args.data!r}")
+    if target.suffix.lower() != ".h5ad":
+        raise CLIError(f"--write-h5ad {target}: the output must end in .h5ad")
+    if target.resolve() == source.resolve():
+        raise CLIError(f"--write-h5ad {target}: that is the input file; name a new file (the "
+                       "input is never written)")
+    if not target.parent.is_dir():
+        raise CLIError(f"--write-h5ad {target}: folder {target.parent} does not exist")
+    if target.exists() and not args.force:
+        raise CLIError(f"--write-h5ad {target} exists; pass --force to overwrite it")
+    return target
+
+
+def _write_h5ad(est, info, args, target: Path) -> None:
+    """A copy of the input .h5ad with the fitted selection written in, atomically."""
+    try:
+        import anndata
+    except ImportError as exc:  # pragma: no cover - anndata is needed to read .h5ad at all
+        raise CLIError('--write-h5ad needs anndata: pip install "sparsefs[anndata]"') from exc
+    from sparsefs.tl import write_selection
+
+    adata = anndata.read_h5ad(resolve_data(args.data))
+    groupby = args.target if args.target in adata.obs.columns else None
+    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed)
+    fd, tmp = tempfile.mkstemp(suffix=".h5ad", dir=target.parent, prefix=".sparsefs-")
+    os.close(fd)
+    try:
+        adata.write_h5ad(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _warm_up(info, X, y, k: int, seed: int, n_classes: int) -> None:
+    """Fit once on a small slice so that numba compilation (or loading its cache) is not
+    counted in the timed fit. A warm-up that fails is ignored: the timed fit reports errors."""
+    import warnings
+
+    import numpy as np
+
+    # every column (some kernels pick their code path by the number of columns), few rows
+    rows = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:40])
+    try:
+        est = _make_estimator(info, dict(info.demo_params), k=k, seed=seed,
+                              n_clusters=n_classes)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X[rows], None if y is None else y[rows])
+    except Exception:  # a failed warm-up only means the timing includes compilation
+        return
+
+
 def _cmd_demo(args) -> int:
+    import warnings
+
+    import numpy as np
     from tqdm.auto import tqdm
 
     from sparsefs.datasets import load_default
@@ -205,43 +569,57 @@ def _cmd_demo(args) -> int:
         f"{n_classes} classes; {n_true} real features at random positions, the rest noise"
         f"{'' if args.raw else ' (columns z-scored)'}."
     )
-    print(f"Each method keeps k = {k} features.\n")
-    rows, tops = [], []
-    bar = tqdm(methods, desc="methods", unit="method", disable=args.no_progress or None,
+    print(DEMO_DESIGN)
+    print(f"Each method keeps k = {k} features (the class-specific ones: k per class, so their "
+          "union is larger).\nFit times exclude numba compilation (a warm-up fit runs first).\n")
+    results: dict[str, list] = {"supervised": [], "unsupervised": []}
+    tops: dict[str, list] = {"supervised": [], "unsupervised": []}
+    n_top = min(k, 8)
+    notes: list[str] = []
+    bar = tqdm(methods, desc="methods", unit="method", disable=not progress_enabled(args),
                file=sys.stderr)
     for info in bar:
         bar.set_postfix_str(info.stem)
+        y = data.y if info.supervision == "supervised" else None
+        _warm_up(info, X, y, k, args.seed, n_classes)
         est = _make_estimator(info, dict(info.demo_params), k=k, seed=args.seed,
                               n_clusters=n_classes)
-        y = data.y if info.supervision == "supervised" else None
-        start = time.perf_counter()
-        est.fit(X, y)
-        elapsed = time.perf_counter() - start
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)  # ConvergenceWarning and the like
+            start = time.perf_counter()
+            est.fit(X, y)
+            elapsed = time.perf_counter() - start
+        for w in caught:
+            note = f"  {info.name}: {w.category.__name__}: {str(w.message).splitlines()[0]}"
+            if note not in notes:
+                notes.append(note)
         kept = est.support_
         hits = int((kept & truth).sum())
-        rows.append((info.name, info.family, info.supervision, int(kept.sum()),
-                     f"{hits}/{n_true}", f"{hits / max(1, kept.sum()):.2f}", f"{elapsed:.3f}"))
-        names = np.asarray(data.feature_names)[np.argsort(est.ranking_)[: min(k, 8)]]
-        tops.append(f"  {info.name}: " + ", ".join(names))
-    _print_table(("method", "family", "supervision", "kept", "real kept", "precision", "fit s"),
-                 rows)
-    print("\nTop features (noise features are named noise_NNN):")
-    print("\n".join(tops))
+        results[info.supervision].append(
+            (info.name, info.family, int(kept.sum()), f"{hits}/{n_true}",
+             f"{hits / max(1, kept.sum()):.2f}", f"{elapsed:.3f}"))
+        names = np.asarray(data.feature_names)[np.argsort(est.ranking_, kind="stable")[:n_top]]
+        tops[info.supervision].append(f"  {info.name}: " + ", ".join(names))
+    for group in ("supervised", "unsupervised"):
+        if not results[group]:
+            continue
+        title = ("Supervised (labels used)" if group == "supervised"
+                 else "Unsupervised (labels not used; see the design note above)")
+        print(f"{title}:")
+        _print_table(("method", "family", "kept", "real kept", "precision", "fit s"),
+                     results[group])
+        print()
+    print(f"Top {n_top} features by rank (of the {k} kept; noise features are named noise_NNN):")
+    for group in ("supervised", "unsupervised"):
+        print("\n".join(tops[group]))
+    if notes:
+        print("\nWarnings raised by the fits above:")
+        print("\n".join(notes))
     return 0
-
-
-def _print_table(header, rows) -> None:
-    cells = [tuple(map(str, header)), *[tuple(map(str, r)) for r in rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    for i, row in enumerate(cells):
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-        if i == 0:
-            print("  ".join("-" * w for w in widths))
 
 
 _COMMANDS = {
     "methods": _cmd_methods,
-    "select": _cmd_select,
     "demo": _cmd_demo,
     "compare": _harness.cmd_compare,
     "reproduce": _harness.cmd_reproduce,
@@ -250,11 +628,18 @@ _COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command == "select":
+            return _cmd_select(args, argv)
         return _COMMANDS[args.command](args)
+    except BrokenPipeError:  # e.g. `sparsefs methods | head`: the reader left; stay quiet
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (CLIError, ValueError, TypeError, FileNotFoundError, OSError, ImportError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"sparsefs: error: {msg}", file=sys.stderr)
+        print(f"sparsefs: error: {_flagify(msg)}", file=sys.stderr)
         return 1

@@ -87,7 +87,7 @@ def test_registry_entries_resolve_and_are_consistent():
         cls = m.estimator
         assert cls.__name__ == m.name
         assert m.family in ("selector", "classifier", "clusterer")
-        assert (PKG / "_kernels" / f"{m.stem}.py").exists() or m.stem.startswith("_")
+        assert (PKG / "_kernels" / f"{m.kernel_stem}.py").exists() or m.stem.startswith("_")
         assert get_method(m.stem) is m and get_method(m.name.upper()) is m
         assert "n_features_to_select" in cls().get_params()
         public = getattr(__import__(m.import_path.split(":")[0], fromlist=["x"]), "__all__", [])

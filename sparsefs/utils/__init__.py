@@ -1,6 +1,30 @@
-"""Utilities: the method registry and result tables."""
+"""Utilities: the method registry and result tables.
+
+:func:`scores_frame` (pandas and scikit-learn) is imported on first access, so that
+``import sparsefs`` and the command line's ``--help`` / ``--version`` stay fast.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from sparsefs.utils._registry import MethodInfo, get_method, list_methods
-from sparsefs.utils._results import scores_frame
+
+if TYPE_CHECKING:
+    from sparsefs.utils._results import scores_frame
 
 __all__ = ["MethodInfo", "get_method", "list_methods", "scores_frame"]
+
+_LAZY = {"scores_frame": "sparsefs.utils._results"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
