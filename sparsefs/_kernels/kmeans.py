@@ -263,18 +263,9 @@ def _means(X, labels, K):
 
 @njit(cache=True)
 def _recompute(X, labels, K):
+    """Means, sizes and the WCSS of the partition ``labels``, recomputed from X."""
     n, p = X.shape
-    C = np.zeros((K, p))
-    nc = np.zeros(K, dtype=np.int64)
-    for i in range(n):
-        k = labels[i]
-        nc[k] += 1
-        for j in range(p):
-            C[k, j] += X[i, j]
-    for k in range(K):
-        if nc[k] > 0:
-            for j in range(p):
-                C[k, j] /= nc[k]
+    C, nc = _means(X, labels, K)
     total = 0.0
     for i in range(n):
         k = labels[i]
