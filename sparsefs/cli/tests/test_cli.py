@@ -8,19 +8,13 @@ import pytest
 import scipy.io
 
 from sparsefs.cli import main
+from sparsefs.cli.tests.conftest import write_expression_csv
 
 
 @pytest.fixture
 def csv_file(tmp_path):
-    rng = np.random.default_rng(0)
-    y = np.repeat(["tumour", "normal"], 15)
-    X = rng.normal(size=(30, 12))
-    X[:, 7] += 3 * (y == "tumour")
-    df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(12)])
-    df.insert(3, "diagnosis", y)
-    path = tmp_path / "expr.csv"
-    df.to_csv(path, index=False)
-    return path
+    """30 x 12 with a label column; gene7 separates the classes."""
+    return write_expression_csv(tmp_path, 15, 12, {7: 3.0})[0]
 
 
 def test_methods_table_and_json(capsys):

@@ -15,22 +15,13 @@ from scipy.stats import false_discovery_control
 from sklearn.feature_selection import f_classif
 
 from sparsefs.cli import main
+from sparsefs.cli.tests.conftest import write_expression_csv
 from sparsefs.selection import KnockoffSelector
 
 
 @pytest.fixture
 def csv_file(tmp_path):
-    rng = np.random.default_rng(0)
-    y = np.repeat(["tumour", "normal"], 30)
-    X = rng.normal(size=(60, 40))
-    X[:, 7] += 2 * (y == "tumour")
-    X[:, 2] -= 1.5 * (y == "tumour")
-    df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(40)])
-    df.insert(3, "diagnosis", y)
-    path = tmp_path / "expr.csv"
-    df.to_csv(path, index=False)
-    labels = np.unique(y, return_inverse=True)[1]  # labels sorted as the CLI reads them
-    return path, X, labels
+    return write_expression_csv(tmp_path, 30, 40, {7: 2.0, 2: -1.5})
 
 
 def _select(path, out, *flags):

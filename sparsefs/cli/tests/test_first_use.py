@@ -25,6 +25,7 @@ import pytest
 
 from sparsefs.cli import _main as cli_main
 from sparsefs.cli import main
+from sparsefs.cli.tests.conftest import write_expression_csv
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -32,15 +33,7 @@ REPO = Path(__file__).resolve().parents[3]
 @pytest.fixture
 def csv_file(tmp_path):
     """30 x 12 with a label column; gene7 separates the classes."""
-    rng = np.random.default_rng(0)
-    y = np.repeat(["tumour", "normal"], 15)
-    X = rng.normal(size=(30, 12))
-    X[:, 7] += 3 * (y == "tumour")
-    df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(12)])
-    df.insert(3, "diagnosis", y)
-    path = tmp_path / "expr.csv"
-    df.to_csv(path, index=False)
-    return path
+    return write_expression_csv(tmp_path, 15, 12, {7: 3.0})[0]
 
 
 @pytest.fixture

@@ -11,21 +11,13 @@ import pandas as pd
 import pytest
 
 from sparsefs.cli import main
+from sparsefs.cli.tests.conftest import write_expression_csv
 from sparsefs.selection import FisherScore, StabilitySelector
 
 
 @pytest.fixture
 def csv_file(tmp_path):
-    rng = np.random.default_rng(0)
-    y = np.repeat(["tumour", "normal"], 20)
-    X = rng.normal(size=(40, 15))
-    X[:, 7] += 3 * (y == "tumour")
-    X[:, 2] -= 2 * (y == "tumour")
-    df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(15)])
-    df.insert(3, "diagnosis", y)
-    path = tmp_path / "expr.csv"
-    df.to_csv(path, index=False)
-    return path, X, (y == "tumour").astype(int)
+    return write_expression_csv(tmp_path, 20, 15, {7: 3.0, 2: -2.0})
 
 
 def test_select_stability_writes_frequencies_beside_scores(csv_file, tmp_path, capsys):
