@@ -6,10 +6,10 @@ upcast of X; extra memory O(n_classes x n_features) per thread):
 * dense X: Welford's running class means and within-class sums of squares, row by row
   (numerically stable, no cancellation: a feature constant within every class gets exactly
   0), on threads over column blocks from ``_BLOCK_ELEMENTS`` entries;
-* sparse X (CSR; CSC is converted): class sums and total sums of squares over the stored
-  values only, then the moment identity ``sum x^2 - sum_c n_c m_c^2`` (the implicit zeros add
-  nothing; forming residuals would densify the matrix), on threads over row chunks from
-  ``_BLOCK_ELEMENTS`` stored values.
+* sparse X (CSR or CSC, each read in its own format): class sums and total sums of squares
+  over the stored values only, then the moment identity ``sum x^2 - sum_c n_c m_c^2`` (the
+  implicit zeros add nothing; forming residuals would densify the matrix), on threads over row
+  (CSR) or column (CSC) chunks from ``_BLOCK_ELEMENTS`` stored values.
 """
 
 import os
@@ -61,6 +61,16 @@ def _csr_sums(data, indices, indptr, y_idx, start, stop, sums, sq_total):
             sq_total[j] += v * v
 
 
+@numba.njit(cache=True, nogil=True)
+def _csc_sums(data, indices, indptr, y_idx, start, stop, sums, sq_total):
+    """The same sums for the columns ``start:stop`` of a CSC matrix (disjoint outputs)."""
+    for j in range(start, stop):
+        for t in range(indptr[j], indptr[j + 1]):
+            v = np.float64(data[t])
+            sums[y_idx[indices[t]], j] += v
+            sq_total[j] += v * v
+
+
 @dataclass(frozen=True)
 class ClassMoments:
     """Counts, means and scatter of each feature within each class.
@@ -95,19 +105,26 @@ def one_hot(y_idx: np.ndarray, n_classes: int) -> sp.csr_array:
 def _sparse_class_sums(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-class column sums and total column sums of squares of a CSR/CSC matrix.
 
-    One compiled pass over the stored values (float64 accumulation): no copy of the values;
-    on threads over row chunks, each with its own O(n_classes x n_features) accumulator.
+    One compiled pass over the stored values in their own format (float64 accumulation, no
+    copy or conversion of X): CSR on threads over row chunks, each with its own
+    O(n_classes x n_features) accumulator; CSC on threads over column chunks, which write
+    disjoint parts of one accumulator. Other sparse formats are converted to CSR.
     """
     n, p = X.shape
-    if X.format != "csr":
+    if X.format not in ("csr", "csc"):
         X = sp.csr_array(X)
     y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
-    n_threads = min(_n_threads(), max(1, X.nnz // _BLOCK_ELEMENTS), max(1, n))
-    bounds = np.linspace(0, n, n_threads + 1).astype(np.intp)
-    parts = [(np.zeros((n_classes, p)), np.zeros(p)) for _ in range(n_threads)]
+    csc = X.format == "csc"
+    extent = p if csc else n
+    n_threads = min(_n_threads(), max(1, X.nnz // _BLOCK_ELEMENTS), max(1, extent))
+    bounds = np.linspace(0, extent, n_threads + 1).astype(np.intp)
+    n_parts = 1 if csc else n_threads
+    parts = [(np.zeros((n_classes, p)), np.zeros(p)) for _ in range(n_parts)]
+    kernel = _csc_sums if csc else _csr_sums
 
     def run(t):
-        _csr_sums(X.data, X.indices, X.indptr, y_idx, bounds[t], bounds[t + 1], *parts[t])
+        out = parts[0] if csc else parts[t]
+        kernel(X.data, X.indices, X.indptr, y_idx, bounds[t], bounds[t + 1], *out)
 
     if n_threads == 1:
         run(0)

@@ -1,6 +1,7 @@
 """Kernel identities: ranking (property-based) and per-class moments (brute force)."""
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
@@ -95,3 +96,22 @@ def test_class_moments_blocks_match_one_pass(monkeypatch):
     monkeypatch.setattr(stats, "_BLOCK_ELEMENTS", 13 * 7)  # 7-row blocks, ragged last block
     blocked = class_moments(X, y, 4)
     np.testing.assert_allclose(blocked.within_ss, full.within_ss, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_class_moments_threads_and_formats_match_brute_force(monkeypatch, fmt):
+    """CSR (row chunks) and CSC (column chunks, read in place) on one or several threads give
+    the brute-force moments (per-class numpy on the dense copy)."""
+    import sparsefs._kernels.stats as stats
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 30)) * (rng.random((200, 30)) < 0.3)
+    y = rng.integers(0, 3, size=200)
+    means = np.stack([X[y == c].mean(0) for c in range(3)])
+    within = sum(((X[y == c] - means[c]) ** 2).sum(0) for c in range(3))
+    Xs = sp.csr_array(X) if fmt == "csr" else sp.csc_array(X)
+    for block in (1 << 20, 50):  # one thread; several (when the machine has them)
+        monkeypatch.setattr(stats, "_BLOCK_ELEMENTS", block)
+        mom = class_moments(Xs, y, 3)
+        np.testing.assert_allclose(mom.means, means, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(mom.within_ss, within, rtol=1e-10)
