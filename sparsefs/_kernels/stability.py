@@ -21,6 +21,7 @@ import numpy as np
 
 __all__ = [
     "complementary_pairs",
+    "count_for_pfer",
     "count_path_grid",
     "cpss_unimodal_constant",
     "jaccard_mean",
@@ -279,6 +280,31 @@ def threshold_for_pfer(
         if bound <= pfer * (1.0 + 1e-12):  # rounding: q^2/((2 tau - 1) p) == pfer exactly
             return tau, bound
     return 1.0, pfer_bound(q, n_features, 1.0, n_fits, unimodal=unimodal)
+
+
+def count_for_pfer(
+    n_features: int, pfer: float, n_fits: int, tau: float, *, unimodal: bool = False
+) -> int:
+    r"""The largest per-resample count :math:`q \in [1, p]` whose :func:`pfer_bound` at the
+    threshold ``tau`` is at most ``pfer`` (1 when even :math:`q = 1` exceeds it).
+
+    This is how ``stabs`` (Hofner, Boccuto & Göker, 2015) and Meinshausen & Bühlmann
+    ([MB2010]_, Section 2.4) fix the base procedure's size: the bound is monotone in
+    :math:`q`, so the search is a bisection.
+    """
+    def ok(q: int) -> bool:
+        return pfer_bound(q, n_features, tau, n_fits, unimodal=unimodal) <= pfer * (1.0 + 1e-12)
+
+    lo, hi = 1, int(n_features)
+    if not ok(lo):
+        return 1
+    while lo < hi:  # invariant: ok(lo)
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 # --------------------------------------------------------------------------------------------

@@ -47,7 +47,8 @@ def add_stability_arguments(group: Any) -> None:
         metavar="N",
         help=f"stability selection: refit the method on N half-samples (default "
         f"{DEFAULT_RESAMPLES}) and add each feature's selection frequency and 'stable' column; "
-        "the method's -k is what each half-sample keeps")
+        "the method's -k is what each half-sample keeps (without -k and with --pfer: the largest "
+        "count the bound allows)")
     group.add_argument(
         "--pfer", type=_positive_float, default=None, metavar="V",
         help="with --stability: keep the features whose frequency bounds the expected number of "

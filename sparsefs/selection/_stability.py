@@ -21,6 +21,9 @@ __all__ = ["StabilitySelector"]
 
 #: the threshold used when neither ``threshold``, ``pfer`` nor ``n_features_to_select`` is given
 DEFAULT_THRESHOLD = 0.6
+#: the threshold at which ``q="auto"`` sizes the base procedure (``stabs``' usual cut-off;
+#: Meinshausen & Bühlmann find results insensitive to it in [0.6, 0.9])
+AUTO_Q_THRESHOLD = 0.75
 
 
 def _default_estimator():
@@ -162,6 +165,11 @@ class StabilitySelector(BaseSelector):
     n_features_to_select : int, float in (0, 1] or None, default=None
         Keep this many features, the most frequently selected (ties by the lower index).
         At most one of ``threshold``, ``pfer`` and ``n_features_to_select`` may be given.
+    q : int >= 1, "auto" or None, default="auto"
+        The number of features the base estimator selects on every resample (set as its
+        ``n_features_to_select``; see "The base procedure's size" above). ``"auto"``: chosen
+        from ``pfer`` when ``pfer`` is given and the base estimator's count is ``None``,
+        otherwise the base estimator as given; ``None``: always as given.
     bound : {"unimodal", "worst_case"} or None, default=None
         The error bound: ``None`` means ``"unimodal"`` for complementary pairs and
         ``"worst_case"`` for subsampling (the unimodal bound exists for complementary pairs
@@ -198,6 +206,8 @@ class StabilitySelector(BaseSelector):
         Their sizes.
     q_ : float
         Their mean, :math:`q`.
+    q_target_ : int or None
+        The count set on the base estimator (``q``), or ``None`` when it ran as given.
     threshold_ : float
         :math:`\tau` used.
     pfer_bound_ : float
@@ -252,6 +262,7 @@ class StabilitySelector(BaseSelector):
         "scheme": [StrOptions({"complementary_pairs", "subsample"})],
         "threshold": [Interval(Real, 0, 1, closed="right"), None],
         "pfer": [Interval(Real, 0, None, closed="neither"), None],
+        "q": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "bound": [StrOptions({"unimodal", "worst_case"}), None],
         "stratify": ["boolean"],
         "n_jobs": [Integral, None],
@@ -271,6 +282,7 @@ class StabilitySelector(BaseSelector):
         threshold=None,
         pfer=None,
         n_features_to_select=None,
+        q="auto",
         bound=None,
         stratify=True,
         n_jobs=None,
@@ -286,6 +298,7 @@ class StabilitySelector(BaseSelector):
         self.threshold = threshold
         self.pfer = pfer
         self.n_features_to_select = n_features_to_select
+        self.q = q
         self.bound = bound
         self.stratify = stratify
         self.n_jobs = n_jobs
@@ -434,6 +447,9 @@ class StabilitySelector(BaseSelector):
         seeds = rng.randint(np.iinfo(np.int32).max, size=m) if seed_keys else None
 
         self.estimator_ = clone(base)
+        self.q_target_ = self._per_resample_count(base, p, m, bound == "unimodal")
+        if self.q_target_ is not None:
+            self.estimator_.set_params(n_features_to_select=self.q_target_)
         supports, rankings, path_supports = self._run(X, y_idx, indices, seeds,
                                                       tuple(seed_keys), path)
 
@@ -491,6 +507,25 @@ class StabilitySelector(BaseSelector):
             self.path_values_ = None
             self.frequency_path_ = None
         self._set_selection(freq, support)
+
+    def _per_resample_count(self, base, p: int, m: int, unimodal: bool) -> int | None:
+        """The ``n_features_to_select`` of every resample's clone (``q``), or None."""
+        params = base.get_params(deep=False)
+        if self.q is None:
+            return None
+        if self.q == "auto":
+            if self.pfer is None or params.get("n_features_to_select", 0) is not None:
+                return None
+            return _kernel.count_for_pfer(p, float(self.pfer), m, AUTO_Q_THRESHOLD,
+                                          unimodal=unimodal)
+        if "n_features_to_select" not in params:
+            raise ValueError(
+                f"q={self.q!r} sets n_features_to_select on the base estimator, which "
+                f"{type(base).__name__} does not have; use q=None or q='auto'."
+            )
+        if self.q > p:
+            raise ValueError(f"q={self.q} exceeds the number of features ({p}).")
+        return int(self.q)
 
     def _run(self, X, y_idx, indices, seeds, seed_keys, path):
         m = indices.shape[0]
