@@ -22,6 +22,18 @@ __all__ = ["fisher_from_scatter", "fisher_score"]
 _TINY = 1e-100
 
 
+def _check_finite(values) -> None:
+    """scikit-learn's errors for NaN / infinite X: the fit skips its scan of X (a whole read)
+    because only the columns whose scatter is not finite (or 0) can hold such values."""
+    finite = np.isfinite(values)
+    if not finite.all():
+        if np.isnan(values).any():
+            raise ValueError("Input X contains NaN.")
+        raise ValueError(
+            f"Input X contains infinity or a value too large for {np.asarray(values).dtype!r}."
+        )
+
+
 def fisher_from_scatter(between_ss: np.ndarray, within_ss: np.ndarray) -> np.ndarray:
     """Fisher ratio SSB / SSW with the edge cases defined.
 
@@ -50,6 +62,11 @@ def fisher_score(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.n
     scores : ndarray of shape (n_features,)
         SSB / SSW (see :func:`fisher_from_scatter` for the edge cases).
     between_ss, within_ss : ndarray of shape (n_features,)
+
+    Raises
+    ------
+    ValueError
+        When X holds NaN or infinite values (scikit-learn's messages).
     """
     with np.errstate(over="ignore", invalid="ignore"):  # handled below
         mom = class_moments(X, y_idx, n_classes)
@@ -62,6 +79,7 @@ def fisher_score(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.n
     cols = np.flatnonzero(overflow | (within == 0))
     if cols.size:
         Xb = X[:, cols]
+        _check_finite(Xb.data if hasattr(Xb, "toarray") else Xb)
         amax = abs(Xb).max(axis=0)
         amax = amax.toarray().ravel() if hasattr(amax, "toarray") else np.asarray(amax).ravel()
         redo = overflow[cols] | ((amax > 0) & (amax < _TINY))

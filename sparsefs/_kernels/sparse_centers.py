@@ -54,6 +54,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsefs._kernels.ranking import rank_scores
+from sparsefs._kernels.stats import sparse_class_sums
 
 try:  # numba is a core dependency; the numpy path keeps the kernels usable without it
     from numba import njit
@@ -292,11 +293,13 @@ def class_sums(X, y_idx: np.ndarray, n_classes: int, n_threads: int = 1) -> np.n
     One pass over X. Dense C-ordered X (float64 or float32): a compiled loop over column
     tiles that adds each row to its class's accumulator, on ``n_threads`` threads over column
     blocks (the same sums whatever the thread count: each column is summed in row order).
-    Other layouts and sparse X (CSR/CSC, never densified): one product of the sparse
-    indicator with X. Not a dense BLAS GEMM: for this C-row product OpenBLAS splits the work
-    over threads that wait for each other, and on a shared machine one descheduled thread
-    stalls the others (measured 10-100x slower under load; at best ~15 % faster). float32 X is
-    summed in float64 (exact sums).
+    Sparse X (CSR/CSC, never densified, never upcast):
+    :func:`sparsefs._kernels.stats.sparse_class_sums`, one compiled pass over the stored values
+    in their own format. Other dense layouts: one product of the sparse indicator with X.
+    Not a dense BLAS GEMM: for this C-row product OpenBLAS splits the work over threads that
+    wait for each other, and on a shared machine one descheduled thread stalls the others
+    (measured 10-100x slower under load; at best ~15 % faster). float32 X is summed in
+    float64 (exact sums).
 
     Parameters
     ----------
@@ -337,6 +340,9 @@ def class_sums(X, y_idx: np.ndarray, n_classes: int, n_threads: int = 1) -> np.n
             _run_blocks(lambda c0, c1: _class_sums_dense(X, labels, c0, c1, out), edges,
                         n_blocks)
         return out
+    if sp.issparse(X):  # one compiled pass over the stored values, no copy or upcast of X
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite X: flagged by caller
+            return sparse_class_sums(X, y_idx, n_classes)[0]
     Yt = sp.csr_array((np.ones(n), (y_idx, np.arange(n))), shape=(n_classes, n))
     if X.dtype != np.float64:
         X = X.astype(np.float64)

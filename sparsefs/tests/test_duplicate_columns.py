@@ -31,7 +31,6 @@ SEPARATE_BY_DESIGN = {
 #: stem -> (settings that fail, reason): known failures of methods this test does not own
 #: (issue #16); the settings are indices into the method's registry ``test_params``.
 KNOWN_FAILURES = {
-    "fisher_score": ((0, 1, 2), "#16: FisherScore scores of exact copies differ in the last bit"),
     "l0_kmeans": ((0,), "#16: L0KMeans scores of exact copies differ in the last bit"),
     "l1_kmeans": ((0,), "#16: SparseKMeans scores of exact copies differ in the last bit"),
     "penalized_gmm": ((0, 1), "#16: PenalizedGaussianMixture scores of exact copies differ in "
