@@ -60,10 +60,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as la
+import scipy.sparse as sp
 
 from sparsefs._kernels.graphs import power_of_two_scale
 
-__all__ = ["NDFSResult", "ndfs", "ndfs_initial_indicator"]
+__all__ = ["NDFSResult", "mean_square", "ndfs", "ndfs_initial_indicator"]
 
 _EPS_REL = 1e-12
 _LOG_CLIP = 690.0  # exp(690) ~ 1e300
@@ -115,6 +116,17 @@ def ndfs_initial_indicator(labels: np.ndarray, n_clusters: int) -> np.ndarray:
     return F + INIT_OFFSET * level
 
 
+def mean_square(X) -> float:
+    """The mean of the squared entries of X (dense or sparse, never densified; 0 if empty)."""
+    size = X.shape[0] * X.shape[1]
+    if not size:
+        return 0.0
+    if sp.issparse(X):
+        data = X.data
+        return float(np.dot(data, data) / size)
+    return float(np.mean(X * X))
+
+
 def _d_from_rows(row_sq: np.ndarray) -> np.ndarray:
     eps = _EPS_REL * max(float(row_sq.max(initial=0.0)), np.finfo(float).tiny)
     return 0.5 / np.sqrt(row_sq + eps)
@@ -132,11 +144,12 @@ def ndfs(
     tol: float = 1e-6,
     relative_beta: bool = False,
 ) -> NDFSResult:
-    r"""Run NDFS on dense X.
+    r"""Run NDFS on dense or sparse X.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray or scipy.sparse array of shape (n_samples, n_features)
+        Sparse X is never densified: K, W and XW come from sparse products.
     laplacian : scipy.sparse array or ndarray of shape (n_samples, n_samples)
         Normalised graph Laplacian :math:`\mathcal L`.
     F0 : ndarray of shape (n_samples, n_clusters)
@@ -157,15 +170,18 @@ def ndfs(
     """
     n, d = X.shape
     c = F0.shape[1]
+    sparse = sp.issparse(X)
     s = power_of_two_scale(X)
-    Xs = X / s
+    Xs = sp.csr_array(X / s, dtype=np.float64) if sparse else X / s
     log_beta = float(np.log(beta) - np.log(s))  # beta_s = beta / s, kept in logs
-    rms = float(np.sqrt(np.mean(Xs * Xs))) if Xs.size else 0.0
+    rms = float(np.sqrt(mean_square(Xs)))
     relative_beta = relative_beta and rms > 0
     if relative_beta:  # beta * rms(X), i.e. beta_s = beta * rms(X / s)
         log_beta = float(np.log(beta) + np.log(rms))
     F = np.array(F0, dtype=np.float64, copy=True)
-    gram = Xs.T @ Xs if n > d else None
+    gram = None
+    if n > d:  # d x d, smaller than X
+        gram = (Xs.T @ Xs).toarray() if sparse else Xs.T @ Xs
     eye_c = np.eye(c)
     # W (in units of X / s) is stored as c_w * V with max row norm of V = 1, because the
     # re-weighting is scale-equivariant, D(c V) = D(V) / c: Lambda = beta_s D = D(V) / rho with
@@ -183,8 +199,14 @@ def ndfs(
         log_rho = float(np.clip(log_rho, -_LOG_CLIP, _LOG_CLIP))
         rho = float(np.exp(log_rho))
         if n <= d:
-            Xl = Xs / d_hat  # X D^-1
-            chol = la.cho_factor(np.eye(n) + rho * (Xl @ Xs.T), lower=True)
+            if sparse:  # X D^-1 on the stored values, the n x n K from a sparse product
+                Xl = Xs.copy()
+                Xl.data /= d_hat[Xl.indices]
+                K = (Xl @ Xs.T).toarray()
+            else:
+                Xl = Xs / d_hat  # X D^-1
+                K = Xl @ Xs.T
+            chol = la.cho_factor(np.eye(n) + rho * K, lower=True)
 
             def reduced(B, chol=chol):  # (I + K)^{-1} B
                 return la.cho_solve(chol, B)

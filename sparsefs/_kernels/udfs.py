@@ -61,6 +61,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from sparsefs._kernels.graphs import power_of_two_scale
+from sparsefs._kernels.l21 import CenteredSparse
 
 __all__ = ["UDFSResult", "udfs", "udfs_local_matrix"]
 
@@ -114,7 +115,8 @@ def udfs_local_matrix(X: np.ndarray, neighbors: np.ndarray, ridge: float) -> sp.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray, scipy.sparse array or CenteredSparse of shape (n_samples, n_features)
+        Sparse X: the local Gram matrices come from products of its sparse rows.
     neighbors : ndarray of shape (n_samples, k)
         The k nearest neighbours of each sample (not the sample itself).
     ridge : float
@@ -125,11 +127,20 @@ def udfs_local_matrix(X: np.ndarray, neighbors: np.ndarray, ridge: float) -> sp.
     m = members.shape[1]
     V = _contrast_basis(m)
     rows, cols, vals = [], [], []
-    block = max(1, _BLOCK_ELEMENTS // max(m * X.shape[1], 1))
+    sparse = _is_sparse(X)
+    if sparse:  # the raw rows: V is orthogonal to 1, so V^T G V ignores the centring
+        R = sp.csr_array(X.S if isinstance(X, CenteredSparse) else X)
+        block = max(1, (1 << 16) // (m * m))
+    else:
+        block = max(1, _BLOCK_ELEMENTS // max(m * X.shape[1], 1))
     for start in range(0, n, block):
         idx = members[start : start + block]
-        Xi = X[idx]  # (b, m, d)
-        gram = np.einsum("bpf,bqf->bpq", Xi, Xi)
+        if sparse:
+            left, right = np.repeat(idx, m, axis=1).ravel(), np.tile(idx, (1, m)).ravel()
+            gram = np.asarray(R[left].multiply(R[right]).sum(axis=1)).reshape(-1, m, m)
+        else:
+            Xi = X[idx]  # (b, m, d)
+            gram = np.einsum("bpf,bqf->bpq", Xi, Xi)
         reduced = np.einsum("pa,bpq,qc->bac", V, gram, V)
         reduced = 0.5 * (reduced + np.swapaxes(reduced, 1, 2))
         ev, Q = np.linalg.eigh(reduced + ridge * np.eye(m - 1))
@@ -171,11 +182,15 @@ def udfs(
     tol: float = 1e-6,
     dense_max: int = DENSE_MAX_FEATURES,
 ) -> UDFSResult:
-    r"""Run UDFS on dense X.
+    r"""Run UDFS on dense or sparse X.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray, scipy.sparse array or CenteredSparse of shape (n_samples, n_features)
+        Sparse X (or the implicitly centred :class:`~sparsefs._kernels.l21.CenteredSparse`)
+        is never densified: M comes from sparse products (d <= dense_max), or, in the low-rank
+        path, :math:`U = X^\top R` is only applied (never formed) and the n x n row Gram
+        gives the capacitance matrices.
     neighbors : ndarray of shape (n_samples, k)
         k nearest neighbours of each sample (euclidean, self excluded).
     n_clusters : int
@@ -194,8 +209,15 @@ def udfs(
     c = int(n_clusters)
     if not 1 <= c <= d:
         raise ValueError(f"n_clusters={c} must be in [1, n_features] = [1, {d}].")
-    s = power_of_two_scale(X)
-    Xs = X / s
+    sparse = _is_sparse(X)
+    if sparse:
+        if not isinstance(X, CenteredSparse):
+            X = CenteredSparse(X, np.zeros(d))
+        s = _centered_scale(X)
+        Xs = CenteredSparse(X.S / s, X.m / s)
+    else:
+        s = power_of_two_scale(X)
+        Xs = X / s
     with np.errstate(over="ignore", under="ignore"):
         ridge_s = float(np.float64(ridge) / s / s)
     # ridge_s underflows to 0 only for X near 1e300 (the lambda -> 0 limit, a pseudo-inverse,
@@ -207,8 +229,12 @@ def udfs(
     if low_rank:
         mu, Q = la.eigh(Mhat.toarray())
         keep = mu > mu.max(initial=0.0) * 1e-12
-        U = Xs.T @ (Q[:, keep] * np.sqrt(mu[keep]))  # M = U U^T, shape (d, r)
-        basis = _range_basis(U, max(d, n))
+        if sparse:  # U = X^T R applied, never formed
+            U = _ImplicitU(Xs, Q[:, keep] * np.sqrt(mu[keep]))
+            start_rows = _null_space_rows_implicit(U, max(d, n), d, c)
+        else:
+            U = Xs.T @ (Q[:, keep] * np.sqrt(mu[keep]))  # M = U U^T, shape (d, r)
+            basis = _range_basis(U, max(d, n))
 
         def trace_term(W):
             return float(np.sum((U.T @ W) ** 2))
@@ -217,7 +243,7 @@ def udfs(
             return _lowrank_smallest(gamma * dvec, U, c, W_prev)
 
     else:
-        M = Xs.T @ (Mhat @ Xs)
+        M = _sparse_m(Xs, Mhat) if sparse else Xs.T @ (Mhat @ Xs)
         M = 0.5 * (M + M.T)
         ev, Q = la.eigh(M)
         basis = Q[:, ev > ev.max(initial=0.0) * max(d, n) * np.finfo(float).eps]
@@ -229,7 +255,8 @@ def udfs(
             A = M + np.diag(gamma * dvec)
             return la.eigh(A, subset_by_index=[0, c - 1])[1]
 
-    start_rows = _null_space_rows(basis, d, c)
+    if not (sparse and low_rank):
+        start_rows = _null_space_rows(basis, d, c)
     degenerate = start_rows is not None
     dvec = _d_from_rows(start_rows) if degenerate else np.ones(d)
     history, W, converged = [], None, False
@@ -272,6 +299,8 @@ def _lowrank_smallest(lam: np.ndarray, U: np.ndarray, c: int, W_prev) -> np.ndar
     = \Lambda^{-1} - \Lambda^{-1}U(I + U^\top\Lambda^{-1}U)^{-1}U^\top\Lambda^{-1}`.
     """
     d, r = U.shape
+    if isinstance(U, _ImplicitU):
+        return _lowrank_smallest_implicit(lam, U, c, W_prev)
     if r == 0:  # M = 0: coordinate vectors of the smallest diagonal entries (ties: lower index)
         W = np.zeros((d, c))
         W[np.argsort(lam, kind="stable")[:c], np.arange(c)] = 1.0
@@ -294,6 +323,11 @@ def _lowrank_smallest(lam: np.ndarray, U: np.ndarray, c: int, W_prev) -> np.ndar
     if c >= d - 1:  # eigsh needs k < d: tiny problems go dense
         A = np.diag(lam) + U @ U.T
         return la.eigh(A, subset_by_index=[0, c - 1])[1]
+    return _lowrank_finish(lam, U, c, W_prev, apply, d)
+
+
+def _lowrank_finish(lam, U, c, W_prev, apply, d):
+    """Warm block Krylov, else ARPACK, with the shift-inverted operator ``apply``."""
     if W_prev is not None:
         W = _block_smallest(lam, U, W_prev, apply)
         if W is not None:
@@ -333,7 +367,7 @@ def _block_smallest(lam, U, W_prev, apply, *, tol=_BLOCK_TOL, max_iter=_BLOCK_MA
     t = np.arange(d)[:, None] * (0.7 + 0.3 * np.arange(extra))[None, :]
     V, _ = la.qr(np.concatenate([W_prev, np.cos(t) + 0.1], axis=1), mode="economic",
                  check_finite=False)
-    scale = float(lam.max()) + float(np.einsum("ij,ij->", U, U))
+    scale = float(lam.max()) + _frob2(U)
     for _ in range(max_iter):
         K = V
         for _ in range(depth):  # block Krylov space span{V, TV, ..., T^depth V}
@@ -347,3 +381,111 @@ def _block_smallest(lam, U, W_prev, apply, *, tol=_BLOCK_TOL, max_iter=_BLOCK_MA
         if float(np.sqrt(np.einsum("ij,ij->j", R, R)).max()) <= tol * scale:
             return V[:, :c]
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# sparse X: the same iteration with U = X^T R applied, never formed
+# --------------------------------------------------------------------------------------------
+
+
+def _is_sparse(X) -> bool:
+    return isinstance(X, CenteredSparse) or sp.issparse(X)
+
+
+def _centered_scale(X: CenteredSparse) -> float:
+    """:func:`power_of_two_scale` of the implicit :math:`S - 1m^\\top` (from column extremes)."""
+    n = X.shape[0]
+    if n == 0 or X.shape[1] == 0:
+        return 1.0
+    hi = np.asarray(X.S.max(axis=0).toarray()).ravel()
+    lo = np.asarray(X.S.min(axis=0).toarray()).ravel()
+    amax = np.maximum(np.abs(hi - X.m), np.abs(lo - X.m))
+    return power_of_two_scale(amax)
+
+
+def _sparse_m(Xs: CenteredSparse, Mhat) -> np.ndarray:
+    r""":math:`X^\top\hat MX` of :math:`X = S - 1m^\top` (d x d) from sparse products."""
+    S, m = Xs.S, Xs.m
+    MS = sp.csc_array(Mhat @ S)
+    M = np.asarray((S.T @ MS).toarray())
+    u = Mhat @ np.ones(S.shape[0])  # Mhat 1 (0 up to rounding)
+    M -= np.multiply.outer(S.T @ u, m) + np.multiply.outer(m, np.asarray(MS.sum(axis=0)).ravel())
+    M += float(u.sum()) * np.multiply.outer(m, m)
+    return M
+
+
+class _ImplicitU:
+    r""":math:`U = X^\top R` (d x r) of a :class:`CenteredSparse` X, by its products only."""
+
+    def __init__(self, X: CenteredSparse, R: np.ndarray):
+        self.X, self.R = X, R
+        self.shape = (X.shape[1], R.shape[1])
+        self.gram = X.row_gram()  # n x n: X X^T
+
+    @property
+    def T(self):
+        return _ImplicitUT(self)
+
+    def __matmul__(self, Z):  # U Z = X^T (R Z)
+        return self.X.T @ (self.R @ Z)
+
+    def weighted_gram(self, w: np.ndarray) -> np.ndarray:
+        r""":math:`U^\top\mathrm{diag}(w)U = R^\top X\mathrm{diag}(w)X^\top R` (r x r)."""
+        return self.R.T @ (self.X.row_gram(w) @ self.R)
+
+    def dense(self) -> np.ndarray:
+        return self @ np.eye(self.shape[1])
+
+
+class _ImplicitUT:
+    def __init__(self, U: _ImplicitU):
+        self.U = U
+
+    def __matmul__(self, K):  # U^T K = R^T (X K)
+        return self.U.R.T @ (self.U.X @ K)
+
+
+def _frob2(U) -> float:
+    if isinstance(U, _ImplicitU):
+        return float(np.einsum("ij,ij->", U.R, U.gram @ U.R))
+    return float(np.einsum("ij,ij->", U, U))
+
+
+def _null_space_rows_implicit(U: _ImplicitU, size: int, n_features: int, n_clusters: int):
+    """:func:`_null_space_rows` of :func:`_range_basis` (U), the basis applied in blocks."""
+    r = U.shape[1]
+    if r == 0:
+        rank, lev = 0, np.zeros(n_features)
+    else:
+        ev, O = la.eigh(U.R.T @ (U.gram @ U.R))  # U^T U
+        keep = ev > ev.max(initial=0.0) * size * np.finfo(float).eps
+        rank = int(keep.sum())
+        T = U.R @ (O[:, keep] / np.sqrt(ev[keep]))  # basis = X^T T
+        lev = np.empty(n_features)
+        block = max(1, (_BLOCK_ELEMENTS >> 3) // max(rank, 1))  # 4 MB blocks of the basis
+        for start in range(0, n_features, block):
+            cols = np.arange(start, min(n_features, start + block))
+            B = U.X[:, cols].T @ T
+            lev[cols] = np.einsum("ij,ij->i", B, B)
+    dim_null = n_features - rank
+    if dim_null <= n_clusters:
+        return None
+    return n_clusters * np.maximum(1.0 - lev, 0.0) / dim_null
+
+
+def _lowrank_smallest_implicit(lam: np.ndarray, U: _ImplicitU, c: int, W_prev) -> np.ndarray:
+    """:func:`_lowrank_smallest` with U applied through X (Woodbury, r x r capacitance)."""
+    d, r = U.shape
+    if r == 0 or c >= d - 1:
+        return _lowrank_smallest(lam, U.dense(), c, W_prev)
+    sigma = _SHIFT * float(lam.min())
+    inv = 1.0 / (lam - sigma)
+    Cinv = la.cho_solve(la.cho_factor(np.eye(r) + U.weighted_gram(inv), lower=True), np.eye(r),
+                        check_finite=False)
+
+    def apply(v):
+        v = np.asarray(v).reshape(d, -1)
+        iv = inv[:, None] * v
+        return iv - inv[:, None] * (U @ (Cinv @ (U.T @ iv)))
+
+    return _lowrank_finish(lam, U, c, W_prev, apply, d)

@@ -4,6 +4,7 @@ from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.linear_model import lars_path
 
 from sparsefs._kernels import mcfs as _kernel
@@ -51,6 +52,12 @@ class MCFS(BaseSelector):
     on the sparse graph above. The method is deterministic (no random initialisation).
     Constant features are left out of the regressions and score ``-1``, below every other
     feature; features that never enter a regression score 0 and tie (lower index first).
+
+    ``X`` : {array-like, sparse matrix} of shape (n_samples, n_features). Sparse X (CSR/CSC,
+    float64 or float32) is never densified: the kNN graph comes from sparse row products, and
+    the LARS steps run on the implicitly centred columns (correlations
+    :math:`X^\top v - \mu(\mathbf 1^\top v)` by sparse products, only the at most
+    ``n_samples - 1`` active columns densified); the result equals the dense fit up to rounding.
 
     Parameters
     ----------
@@ -112,6 +119,7 @@ class MCFS(BaseSelector):
         "n_nonzero_coefs": [Interval(Integral, 1, None, closed="left"), None],
     }
     _supervised = False
+    _accept_sparse = ("csr", "csc")
 
     def __init__(self, n_features_to_select=None, *, n_clusters=5, n_neighbors=5,
                  affinity="heat", bandwidth=None, n_nonzero_coefs=None):
@@ -142,7 +150,14 @@ class MCFS(BaseSelector):
         )
         card = int(min(card, keep.size, n - 1)) if keep.size else 0
         coef = np.zeros((d, self.n_clusters))
-        if card > 0:
+        if card > 0 and sp.issparse(X):
+            # the same LARS steps on the implicitly centred sparse columns (never densified)
+            scale = power_of_two_scale(X[:, keep])
+            Sk = sp.csc_array(X[:, keep]) / scale
+            mean = np.asarray(Sk.sum(axis=0)).ravel() / n
+            for k in range(self.n_clusters):
+                coef[keep, k] = _kernel.lasso_at_cardinality_sparse(Sk, mean, Y[:, k], card) / scale
+        elif card > 0:
             scale = power_of_two_scale(X[:, keep])
             Xc = X[:, keep] / scale
             Xc -= Xc.mean(axis=0)

@@ -5,6 +5,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -69,6 +70,11 @@ class NDFS(BaseSelector):
 
     Constant features are left out and score 0, below every other feature. X is used as
     given (no centring, as in the paper).
+
+    ``X`` : {array-like, sparse matrix} of shape (n_samples, n_features). Sparse X (CSR/CSC,
+    float64 or float32) is never densified: the kNN graph, k-means (scikit-learn's sparse
+    ``KMeans``), the n x n matrix :math:`X\Lambda^{-1}X^\top` (the d x d Gram when n > d)
+    and every product with X are sparse; the result equals the dense fit up to rounding.
 
     Parameters
     ----------
@@ -161,6 +167,7 @@ class NDFS(BaseSelector):
         "random_state": ["random_state"],
     }
     _supervised = False
+    _accept_sparse = ("csr", "csc")
 
     def __init__(self, n_features_to_select=None, *, n_clusters=5, n_neighbors=5,
                  affinity="heat", bandwidth=None, alpha=1.0, beta=100.0, gamma=1e8,
@@ -194,7 +201,7 @@ class NDFS(BaseSelector):
             # 1e+-300 representable in its squared distances
             labels = KMeans(
                 n_clusters=self.n_clusters, n_init=self.n_init, random_state=seed
-            ).fit(Xk / power_of_two_scale(Xk)).labels_
+            ).fit(_kmeans_input(Xk / power_of_two_scale(Xk))).labels_
         else:
             labels = np.arange(n) % self.n_clusters
         F0 = _kernel.ndfs_initial_indicator(labels, self.n_clusters)
@@ -212,7 +219,7 @@ class NDFS(BaseSelector):
             F, n_iter, objective, converged = F0, 0, np.zeros(0), True
         with np.errstate(over="ignore", under="ignore"):
             s = power_of_two_scale(Xk) if keep.size else 1.0
-            rms = float(np.sqrt(np.mean((Xk / s) ** 2))) if keep.size else 0.0
+            rms = float(np.sqrt(_kernel.mean_square(Xk / s))) if keep.size else 0.0
             self.beta_ = float(self.beta * rms * s) if rms > 0 else float(self.beta)
         self.weights_ = W
         self.indicator_ = F
@@ -232,3 +239,15 @@ class NDFS(BaseSelector):
         self.n_features_to_select_ = default_n_select(self, d)
         # exact copies of a column get exactly equal scores (rounding removed)
         self._set_selection(tie_duplicate_scores(X, scores))
+
+
+def _kmeans_input(X):
+    """X for scikit-learn's ``KMeans``: sparse X as CSR with 32-bit indices (which it needs)."""
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_array(X)
+    if X.indices.dtype != np.int32 and max(X.nnz, *X.shape) < np.iinfo(np.int32).max:
+        X = sp.csr_array(
+            (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+        )
+    return X

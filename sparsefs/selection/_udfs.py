@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsefs._kernels import udfs as _kernel
 from sparsefs._kernels.graphs import knn_search, power_of_two_scale, tie_duplicate_scores
-from sparsefs._kernels.l21 import prepare_design
+from sparsefs._kernels.l21 import CenteredSparse, prepare_design
 from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
@@ -71,6 +71,12 @@ class UDFS(BaseSelector):
     the neighbourhoods are found on the scaled data too: 11/20 on that design (scikit-feature's
     UDFS: 6-7/20 on raw, 11/20 on standardised X). ``standardize=False`` uses X as given.
     Constant features are left out and score 0, below every other feature.
+
+    ``X`` : {array-like, sparse matrix} of shape (n_samples, n_features). Sparse X (CSR/CSC,
+    float64 or float32) is never densified: the standardised design is the scaled sparse
+    matrix with implicit column means, the local Gram matrices come from sparse row products,
+    and in the low-rank path :math:`U = X^\top R` is only applied (its capacitance matrices
+    from the n x n row Gram); the result equals the dense fit up to rounding.
 
     Parameters
     ----------
@@ -147,6 +153,7 @@ class UDFS(BaseSelector):
         "standardize": ["boolean"],
     }
     _supervised = False
+    _accept_sparse = ("csr", "csc")
 
     def __init__(self, n_features_to_select=None, *, n_clusters=None, n_neighbors=5, gamma=1.0,
                  ridge=1.0, max_iter=300, tol=1e-5, standardize=True):
@@ -173,10 +180,12 @@ class UDFS(BaseSelector):
                 f"n_clusters <= {keep.size}."
             )
         Xk = X[:, keep]
-        if self.standardize:
+        if self.standardize:  # sparse X: the scaled sparse matrix and its (implicit) means
             Xk = prepare_design(Xk, center=True, standardize=True).X
         k = effective_neighbors(self.n_neighbors, n)
-        neighbors, _ = knn_search(Xk / power_of_two_scale(Xk), k)
+        # the neighbourhoods are translation invariant: sparse X searches its uncentred rows
+        rows = Xk.S if isinstance(Xk, CenteredSparse) else Xk
+        neighbors, _ = knn_search(rows / power_of_two_scale(rows), k)
         res = _kernel.udfs(
             Xk, neighbors, c, gamma=self.gamma, ridge=self.ridge,
             max_iter=self.max_iter, tol=self.tol,

@@ -148,3 +148,34 @@ def test_planted_recovery():
     data = make_planted_classification(random_state=0)
     est = NDFS(n_features_to_select=20, n_clusters=3, random_state=0).fit(data.X)
     assert (est.support_ & data.support).sum() >= 18
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "csr-float32"])
+@pytest.mark.parametrize(("n", "d"), [(90, 300), (200, 60)])  # the n x n and d x d solves
+def test_sparse_x_gives_the_dense_fit(fmt, n, d):
+    """Sparse X (#18) on a planted design with 60 % zeros and an exact column copy.
+
+    Reference: the dense fit of the same matrix (``X.toarray()``): the same k-means start,
+    ranking (ties included), scores and indicator to rounding; and, as the dense fit is
+    scale invariant (#16), sparse X * 1e300 and X * 1e-300 give the same ranking.
+    """
+    import scipy.sparse as sp
+
+    data = make_planted_classification(n_samples=n, n_features=d, random_state=0)
+    X = data.X * (np.random.default_rng(1).random(data.X.shape) < 0.4)
+    X[:, 7] = X[:, 4]
+    dtype = np.float32 if fmt.endswith("float32") else np.float64
+    X = X.astype(dtype)
+    to_sparse = sp.csc_array if fmt == "csc" else sp.csr_array
+    kw = {"n_features_to_select": 20, "n_clusters": 3, "random_state": 0}
+    dense, got = NDFS(**kw).fit(X), NDFS(**kw).fit(to_sparse(X))
+    np.testing.assert_array_equal(got.labels_init_, dense.labels_init_)
+    np.testing.assert_array_equal(got.ranking_, dense.ranking_)
+    rtol = 1e-5 if dtype == np.float32 else 1e-7
+    np.testing.assert_allclose(got.scores_, dense.scores_, rtol=rtol, atol=1e-12)
+    np.testing.assert_allclose(got.indicator_, dense.indicator_, rtol=rtol, atol=1e-10)
+    assert got.scores_[7] == got.scores_[4]
+    if dtype == np.float64:
+        for c in (1e300, 1e-300):
+            scaled = NDFS(**kw).fit(to_sparse(X * c))
+            np.testing.assert_array_equal(scaled.ranking_, dense.ranking_)

@@ -207,3 +207,31 @@ def test_planted_recovery():
                                   est.support_)
     raw = UDFS(n_features_to_select=20, n_clusters=3, standardize=False).fit(data.X)
     assert (raw.support_ & data.support).sum() <= 2
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "csr-float32"])
+@pytest.mark.parametrize(
+    ("n", "d", "standardize"),
+    [(60, 1500, True), (60, 1500, False), (80, 300, True), (150, 40, False)],
+)  # the low-rank (implicit U) path, and M formed from sparse products
+def test_sparse_x_gives_the_dense_fit(fmt, n, d, standardize):
+    """Sparse X (#18) on a planted design with 60 % zeros and an exact column copy.
+
+    Reference: the dense fit of the same matrix (``X.toarray()``): the same ranking (ties
+    included), number of updates and degenerate start, and scores to rounding.
+    """
+    import scipy.sparse as sp
+
+    data = make_planted_classification(n_samples=n, n_features=d, random_state=0)
+    X = data.X * (np.random.default_rng(1).random(data.X.shape) < 0.4)
+    X[:, 7] = X[:, 4]
+    dtype = np.float32 if fmt.endswith("float32") else np.float64
+    X = X.astype(dtype)
+    Xs = sp.csc_array(X) if fmt == "csc" else sp.csr_array(X)
+    kw = {"n_features_to_select": 20, "n_clusters": 3, "standardize": standardize}
+    dense, got = UDFS(**kw).fit(X), UDFS(**kw).fit(Xs)
+    np.testing.assert_array_equal(got.ranking_, dense.ranking_)
+    assert got.n_iter_ == dense.n_iter_
+    assert got.degenerate_start_ == dense.degenerate_start_
+    np.testing.assert_allclose(got.scores_, dense.scores_, rtol=1e-7, atol=1e-12)
+    assert got.scores_[7] == got.scores_[4]
