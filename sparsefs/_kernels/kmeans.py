@@ -71,8 +71,10 @@ import numpy as np
 from numba import njit
 
 __all__ = [
+    "ImplicitRows",
     "KMeansResult",
     "hartigan_wong",
+    "implicit_cluster_means",
     "is_hartigan_optimal",
     "kmeans",
     "kmeans_plusplus",
@@ -634,7 +636,9 @@ def kmeans(
     KMeansResult or list of KMeansResult
         The start with the lowest WCSS (the first on ties), or all of them.
     """
-    X = _as_float_c(X)
+    implicit = isinstance(X, ImplicitRows)  # sparse input (#18): same stream, sparse passes
+    if not implicit:
+        X = _as_float_c(X)
     n = X.shape[0]
     if not 1 <= int(n_clusters) <= n:
         raise ValueError(f"n_clusters={n_clusters!r} must be in [1, n_samples={n}].")
@@ -642,6 +646,9 @@ def kmeans(
         raise ValueError(f"n_init={n_init!r} must be >= 1.")
     if algorithm not in ("hartigan", "lloyd"):
         raise ValueError(f"algorithm={algorithm!r} must be 'hartigan' or 'lloyd'.")
+    if implicit:
+        return _kmeans_implicit(X, n_clusters, n_init, seed, init, algorithm, max_iter,
+                                return_all)
     if n_clusters == 1:
         return [_single_cluster(X)] if return_all else _single_cluster(X)
     rng = np.random.default_rng(seed)
@@ -683,6 +690,10 @@ def weighted_columns(X: np.ndarray, w: np.ndarray) -> np.ndarray:
     """
     w = np.asarray(w, dtype=np.float64)
     cols = np.flatnonzero(w > 0)
+    if isinstance(X, ImplicitRows):  # sparse input: a column subset of E, never densified
+        if cols.size == w.shape[0] and np.all(w == 1.0):
+            return X
+        return X.columns(cols, None if np.all(w[cols] == 1.0) else np.sqrt(w[cols]))
     if cols.size == w.shape[0] and np.all(w == 1.0):
         return _as_float_c(X)
     Xw = np.asarray(X, dtype=np.float64)[:, cols]  # fancy indexing: a fresh C-ordered copy
@@ -751,3 +762,487 @@ def is_hartigan_optimal(
         return False
     scale = float(((X - X.mean(axis=0)) ** 2).sum()) + np.finfo(np.float64).tiny
     return bool(transfer_gains(X, labels, n_clusters).min() >= -rtol * scale)
+
+
+# --------------------------------------------------------------------------------------------
+# Sparse input (#18): the same algorithms on an implicit matrix Z = 1 b^T + E, E sparse
+# --------------------------------------------------------------------------------------------
+
+
+class ImplicitRows:
+    r"""The matrix :math:`Z = \mathbf 1 b^\top + E` of shape (n, q), with E a CSR matrix.
+
+    An implicitly centred (and scaled) sparse matrix: row :math:`i` is the dense background
+    ``b`` plus the sparse row :math:`e_i`. Never densified: :func:`kmeans` and
+    :func:`weighted_columns` (and :func:`sparsefs._kernels.sparse_kmeans.cluster_means`) work
+    on it with :math:`O(\mathrm{nnz})` distance passes. Centres are held as
+    :math:`D_k = c_k - b` (the mean of the :math:`e_i` of cluster k), so
+    :math:`\|z_i - c_k\|^2 = \|D_k\|^2 + \sum_{j:\, e_{ij} \ne 0} e_{ij}(e_{ij} - 2 D_{kj})`.
+
+    Parameters
+    ----------
+    E : sparse matrix of shape (n, q)
+    background : ndarray of shape (q,)
+    """
+
+    ndim = 2
+
+    def __init__(self, E, background):
+        import scipy.sparse as sp
+
+        E = sp.csr_array(E, dtype=np.float64)
+        if not E.has_sorted_indices:
+            E = E.sorted_indices()
+        self.E = E
+        self.data = np.ascontiguousarray(E.data, dtype=np.float64)
+        self.indices = np.ascontiguousarray(E.indices, dtype=np.int64)
+        self.indptr = np.ascontiguousarray(E.indptr, dtype=np.int64)
+        self.background = np.ascontiguousarray(background, dtype=np.float64)
+        self.shape = E.shape
+
+    @property
+    def size(self) -> int:
+        """Stored entries (the work of one pass; used to choose the thread count)."""
+        return int(self.data.shape[0])
+
+    @property
+    def nnz(self) -> int:
+        return int(self.data.shape[0])
+
+    def toarray(self) -> np.ndarray:  # for tests of small matrices only
+        return self.E.toarray() + self.background
+
+    def columns(self, cols, scale=None) -> ImplicitRows:
+        """The columns ``cols`` (optionally each multiplied by ``scale``)."""
+        E = self.E[:, cols]
+        b = self.background[cols]
+        if scale is not None:
+            E = E.multiply(np.asarray(scale)[None, :]).tocsr()
+            b = b * scale
+        return ImplicitRows(E, b)
+
+    def _parts(self):
+        return self.data, self.indices, self.indptr
+
+
+@njit(cache=True)
+def _s_sqdist(data, indices, indptr, i, C, cn, k):
+    """``||z_i - c_k||^2`` for centres ``C = c - b`` with squared norms ``cn``."""
+    d = cn[k]
+    for t in range(indptr[i], indptr[i + 1]):
+        e = data[t]
+        d += e * (e - 2.0 * C[k, indices[t]])
+    return d if d > 0.0 else 0.0
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _s_norm2(C, k):
+    q = C.shape[1]
+    s = 0.0
+    for j in range(q):
+        s += C[k, j] * C[k, j]
+    return s
+
+
+@njit(cache=True)
+def _s_norms(C):
+    K = C.shape[0]
+    cn = np.empty(K)
+    for k in range(K):
+        cn[k] = _s_norm2(C, k)
+    return cn
+
+
+@njit(cache=True)
+def _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2):
+    q = C.shape[1]
+    al1 = float(nc[l1])
+    alw = al1 - 1.0
+    al2 = float(nc[l2])
+    alt = al2 + 1.0
+    for t in range(indptr[i], indptr[i + 1]):  # (c*n - x)/(n - 1) with c*n/(n - 1) below
+        j = indices[t]
+        C[l1, j] -= data[t] / al1
+        C[l2, j] += data[t] / al2
+    f1 = al1 / alw
+    f2 = al2 / alt
+    for j in range(q):
+        C[l1, j] *= f1
+        C[l2, j] *= f2
+    cn[l1] = _s_norm2(C, l1)
+    cn[l2] = _s_norm2(C, l2)
+    nc[l1] -= 1
+    nc[l2] += 1
+    an2[l1] = alw / al1
+    an1[l1] = alw / (alw - 1.0) if alw > 1.0 else _BIG
+    an1[l2] = alt / al2
+    an2[l2] = alt / (alt + 1.0)
+
+
+@njit(cache=True)
+def _s_optimal_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp, d, itran,
+                        live, indx):
+    m = indptr.shape[0] - 1
+    K = C.shape[0]
+    for L in range(K):
+        if itran[L] == 1:
+            live[L] = m + 1
+    for i in range(m):
+        step = i + 1
+        indx += 1
+        l1 = ic1[i]
+        if nc[l1] != 1:
+            if ncp[l1] != 0:
+                d[i] = _s_sqdist(data, indices, indptr, i, C, cn, l1) * an1[l1]
+            ll = ic2[i]
+            l2 = ll
+            r2 = _s_sqdist(data, indices, indptr, i, C, cn, ll) * an2[ll]
+            for L in range(K):
+                if (step >= live[l1] and step >= live[L]) or L in (l1, ll):
+                    continue
+                rr = r2 / an2[L]
+                dc = _s_sqdist(data, indices, indptr, i, C, cn, L)
+                if dc < rr:
+                    r2 = dc * an2[L]
+                    l2 = L
+            if r2 >= d[i]:
+                ic2[i] = l2
+            else:
+                indx = 0
+                live[l1] = m + step
+                live[l2] = m + step
+                ncp[l1] = step
+                ncp[l2] = step
+                _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2)
+                ic1[i] = l2
+                ic2[i] = l1
+        if indx == m:
+            return indx
+    for L in range(K):
+        itran[L] = 0
+        live[L] -= m
+    return indx
+
+
+@njit(cache=True)
+def _s_quick_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp, d, itran,
+                      indx, max_steps):
+    m = indptr.shape[0] - 1
+    icoun = 0
+    istep = 0
+    while True:
+        for i in range(m):
+            icoun += 1
+            istep += 1
+            if istep > max_steps:
+                return indx, False
+            l1 = ic1[i]
+            l2 = ic2[i]
+            if nc[l1] != 1:
+                if istep <= ncp[l1]:
+                    d[i] = _s_sqdist(data, indices, indptr, i, C, cn, l1) * an1[l1]
+                if istep < ncp[l1] or istep < ncp[l2]:
+                    r2 = d[i] / an2[l2]
+                    dd = _s_sqdist(data, indices, indptr, i, C, cn, l2)
+                    if dd < r2:
+                        icoun = 0
+                        indx = 0
+                        itran[l1] = 1
+                        itran[l2] = 1
+                        ncp[l1] = istep + m
+                        ncp[l2] = istep + m
+                        _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2)
+                        ic1[i] = l2
+                        ic2[i] = l1
+            if icoun == m:
+                return indx, True
+
+
+@njit(cache=True)
+def _s_means(data, indices, indptr, labels, K, q):
+    """``D_k`` (mean of the sparse rows of cluster k; 0 for an empty one) and the sizes."""
+    n = indptr.shape[0] - 1
+    C = np.zeros((K, q))
+    nc = np.zeros(K, dtype=np.int64)
+    for i in range(n):
+        k = labels[i]
+        nc[k] += 1
+        for t in range(indptr[i], indptr[i + 1]):
+            C[k, indices[t]] += data[t]
+    for k in range(K):
+        if nc[k] > 0:
+            for j in range(q):
+                C[k, j] /= nc[k]
+    return C, nc
+
+
+@njit(cache=True)
+def _s_recompute(data, indices, indptr, labels, K, q):
+    n = indptr.shape[0] - 1
+    C, nc = _s_means(data, indices, indptr, labels, K, q)
+    cn = _s_norms(C)
+    total = 0.0
+    for i in range(n):
+        total += _s_sqdist(data, indices, indptr, i, C, cn, labels[i])
+    return C, nc, total
+
+
+@njit(cache=True)
+def _s_fill_empty(data, indices, indptr, ic1, K, q):
+    n = indptr.shape[0] - 1
+    C2, nc = _s_means(data, indices, indptr, ic1, K, q)
+    for k in range(K):
+        if nc[k] > 0:
+            continue
+        cn = _s_norms(C2)
+        best = -1.0
+        bi = -1
+        for i in range(n):
+            if nc[ic1[i]] >= 2:
+                dist = _s_sqdist(data, indices, indptr, i, C2, cn, ic1[i])
+                if dist > best:
+                    best = dist
+                    bi = i
+        old = ic1[bi]
+        ic1[bi] = k
+        nc[old] -= 1
+        nc[k] = 1
+        C2, nc = _s_means(data, indices, indptr, ic1, K, q)
+    return C2, nc
+
+
+@njit(cache=True)
+def _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc):
+    n = indptr.shape[0] - 1
+    K = C.shape[0]
+    sums[:] = 0.0
+    nc[:] = 0
+    changed = 0
+    for i in range(n):
+        b1 = 0
+        b2 = 1
+        d1 = _s_sqdist(data, indices, indptr, i, C, cn, 0)
+        d2 = _s_sqdist(data, indices, indptr, i, C, cn, 1)
+        if d2 < d1:
+            b1, b2, d1, d2 = 1, 0, d2, d1
+        for L in range(2, K):
+            dl = _s_sqdist(data, indices, indptr, i, C, cn, L)
+            if dl < d1:
+                b2, d2 = b1, d1
+                b1, d1 = L, dl
+            elif dl < d2:
+                b2, d2 = L, dl
+        if ic1[i] != b1:
+            changed += 1
+        ic1[i] = b1
+        ic2[i] = b2
+        nc[b1] += 1
+        for t in range(indptr[i], indptr[i + 1]):
+            sums[b1, indices[t]] += data[t]
+    return changed
+
+
+@njit(cache=True)
+def _s_hartigan_wong_core(data, indices, indptr, C0, max_iter, lloyd_iter, stop):
+    """:func:`_hartigan_wong_core` on Z = 1 b^T + E (``C0``: initial ``c - b``)."""
+    n = indptr.shape[0] - 1
+    K, q = C0.shape
+    C = C0.copy()
+    cn = _s_norms(C)
+    ic1 = np.full(n, -1, dtype=np.intp)
+    ic2 = np.zeros(n, dtype=np.intp)
+    n_lloyd = 0
+    sums = np.zeros_like(C)
+    nc = np.zeros(K, dtype=np.int64)
+    while True:
+        changed = _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc)
+        if nc.min() == 0:
+            C, nc = _s_fill_empty(data, indices, indptr, ic1, K, q)
+            for i in range(n):
+                if ic2[i] == ic1[i]:
+                    ic2[i] = 0 if ic1[i] != 0 else 1
+        else:
+            for L in range(K):
+                C[L] = sums[L] / nc[L]
+        cn = _s_norms(C)
+        n_lloyd += 1
+        if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
+            break
+    an1 = np.empty(K)
+    an2 = np.empty(K)
+    for L in range(K):
+        aa = float(nc[L])
+        an2[L] = aa / (aa + 1.0)
+        an1[L] = aa / (aa - 1.0) if aa > 1.0 else _BIG
+    itran = np.ones(K, dtype=np.int64)
+    ncp = np.full(K, -1, dtype=np.int64)
+    live = np.zeros(K, dtype=np.int64)
+    d = np.zeros(n)
+    indx = 0
+    converged = False
+    n_iter = 0
+    max_steps = 50 * n + 1000
+    for _ in range(max_iter):
+        n_iter += 1
+        indx = _s_optimal_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp,
+                                   d, itran, live, indx)
+        if indx == n:
+            converged = True
+            break
+        indx, finished = _s_quick_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1,
+                                           an2, ncp, d, itran, indx, max_steps)
+        if K == 2 and finished:
+            converged = True
+            break
+        for L in range(K):
+            ncp[L] = 0
+    Cf, _, total = _s_recompute(data, indices, indptr, ic1, K, q)
+    return ic1, Cf, total, n_iter + n_lloyd, converged
+
+
+@njit(cache=True)
+def _s_lloyd_core(data, indices, indptr, C0, max_iter):
+    n = indptr.shape[0] - 1
+    K, q = C0.shape
+    C = C0.copy()
+    cn = _s_norms(C)
+    labels = np.full(n, -1, dtype=np.intp)
+    converged = False
+    n_iter = 0
+    for _ in range(max_iter):
+        n_iter += 1
+        changed = 0
+        for i in range(n):
+            best = 0
+            dbest = _s_sqdist(data, indices, indptr, i, C, cn, 0)
+            for L in range(1, K):
+                dl = _s_sqdist(data, indices, indptr, i, C, cn, L)
+                if dl < dbest:
+                    dbest = dl
+                    best = L
+            if best != labels[i]:
+                changed += 1
+                labels[i] = best
+        if changed == 0:
+            converged = True
+            break
+        C, _ = _s_fill_empty(data, indices, indptr, labels, K, q)
+        cn = _s_norms(C)
+    Cf, _, total = _s_recompute(data, indices, indptr, labels, K, q)
+    return labels, Cf, total, n_iter, converged
+
+
+@njit(cache=True)
+def _s_sqdist_rows(data, indices, indptr, i, k):
+    """``||z_i - z_k||^2 = ||e_i - e_k||^2`` by a merge of the two sorted rows."""
+    a, a1 = indptr[i], indptr[i + 1]
+    c, c1 = indptr[k], indptr[k + 1]
+    d = 0.0
+    while a < a1 or c < c1:
+        if c >= c1 or (a < a1 and indices[a] < indices[c]):
+            t = data[a]
+            a += 1
+        elif a >= a1 or indices[c] < indices[a]:
+            t = -data[c]
+            c += 1
+        else:
+            t = data[a] - data[c]
+            a += 1
+            c += 1
+        d += t * t
+    return d
+
+
+@njit(cache=True)
+def _s_kmeans_plusplus_core(data, indices, indptr, first, draws):
+    n = indptr.shape[0] - 1
+    K = draws.shape[0] + 1
+    T = draws.shape[1]
+    idx = np.empty(K, dtype=np.intp)
+    idx[0] = first
+    closest = np.empty(n)
+    for i in range(n):
+        closest[i] = _s_sqdist_rows(data, indices, indptr, i, first)
+    trial = np.empty((T, n))
+    cand = np.empty(T, dtype=np.intp)
+    for c in range(1, K):
+        cum = np.cumsum(closest)
+        for t in range(T):
+            cand[t] = min(np.searchsorted(cum, draws[c - 1, t] * cum[-1], side="right"), n - 1)
+        pot = np.zeros(T)
+        for i in range(n):
+            for t in range(T):
+                d = min(closest[i], _s_sqdist_rows(data, indices, indptr, i, cand[t]))
+                trial[t, i] = d
+                pot[t] += d
+        best = 0
+        for t in range(1, T):
+            if pot[t] < pot[best]:
+                best = t
+        idx[c] = cand[best]
+        closest[:] = trial[best]
+    return idx
+
+
+def _s_rows(X: ImplicitRows, idx) -> np.ndarray:
+    """Rows ``idx`` of E, densified (``k`` x q: centres ``c - b``)."""
+    out = np.zeros((len(idx), X.shape[1]))
+    for r, i in enumerate(idx):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        out[r, X.indices[lo:hi]] = X.data[lo:hi]
+    return out
+
+
+def _s_result(X: ImplicitRows, labels, Cd, total, n_iter, conv) -> KMeansResult:
+    return KMeansResult(labels.astype(np.intp), Cd + X.background, float(total), int(n_iter),
+                        bool(conv))
+
+
+def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm, max_iter,
+                     return_all):
+    """:func:`kmeans` on an :class:`ImplicitRows` (the same random stream as dense X)."""
+    n, q = X.shape
+    data, indices, indptr = X._parts()
+    if n_clusters == 1:
+        labels = np.zeros(n, dtype=np.intp)
+        Cd, _, total = _s_recompute(data, indices, indptr, labels, 1, q)
+        res = _s_result(X, labels, Cd, total, 0, True)
+        return [res] if return_all else res
+    rng = np.random.default_rng(seed)
+    best = None
+    results = []
+    for r in range(int(n_init)):
+        if isinstance(init, np.ndarray) and r == 0:
+            C = np.array(init, dtype=np.float64, order="C")
+            if C.ndim != 2 or C.shape[1] != q:
+                raise ValueError(
+                    f"centers of shape {C.shape} do not match X of shape {X.shape}; need "
+                    "(n_clusters, n_features)."
+                )
+            C = np.ascontiguousarray(C - X.background)
+        elif isinstance(init, str) and init == "random":
+            C = _s_rows(X, rng.choice(n, size=n_clusters, replace=False))
+        elif isinstance(init, np.ndarray) or init == "k-means++":
+            first = int(rng.integers(n))
+            draws = rng.random((max(int(n_clusters) - 1, 0), 2 + int(math.log(n_clusters))))
+            C = _s_rows(X, _s_kmeans_plusplus_core(data, indices, indptr, first, draws))
+        else:
+            raise ValueError(f"init={init!r} must be 'k-means++', 'random' or an array.")
+        if algorithm == "hartigan":
+            out = _s_hartigan_wong_core(data, indices, indptr, C, int(max_iter), int(max_iter),
+                                        n // _LLOYD_STOP)
+        else:
+            out = _s_lloyd_core(data, indices, indptr, C, int(max_iter))
+        res = _s_result(X, *out)
+        results.append(res)
+        if best is None or res.inertia < best.inertia:
+            best = res
+    return results if return_all else best
+
+
+def implicit_cluster_means(X: ImplicitRows, labels, n_clusters):
+    """Sizes and ``D_k`` (cluster means minus the background; 0 for an empty cluster)."""
+    data, indices, indptr = X._parts()
+    D, nc = _s_means(data, indices, indptr, np.asarray(labels, dtype=np.intp),
+                     int(n_clusters), X.shape[1])
+    return nc.astype(np.float64), D

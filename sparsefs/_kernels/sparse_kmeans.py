@@ -40,10 +40,13 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from sparsefs._kernels.kmeans import ImplicitRows, implicit_cluster_means
+
 __all__ = [
     "bcss_from_means",
     "between_cluster_ss",
     "cluster_means",
+    "cluster_stats",
     "fill_empty_clusters",
     "gap_statistic",
     "l0_weights",
@@ -51,6 +54,7 @@ __all__ = [
     "permute_columns",
     "select_gap",
     "standardize_columns",
+    "standardize_sparse",
     "total_ss",
     "weight_change",
     "within_cluster_ss",
@@ -84,6 +88,9 @@ def cluster_means(
     means : ndarray of shape (n_clusters, n_features)
         Row ``k`` is the mean of cluster ``k``; an empty cluster's row is 0.
     """
+    if isinstance(X, ImplicitRows):  # sparse input: b + the means of E's rows
+        counts, D = implicit_cluster_means(X, labels, n_clusters)
+        return counts, np.where(counts[:, None] > 0, D + X.background, 0.0)
     X = np.asarray(X, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.intp)
     n = labels.shape[0]
@@ -95,6 +102,19 @@ def cluster_means(
         sums = np.asarray(indicator @ X)  # a single pass over X
     means = sums / np.maximum(counts, 1.0)[:, None]
     return counts, means
+
+
+def cluster_stats(X, labels: np.ndarray, n_clusters: int):
+    """Cluster sizes, means and the BCSS vector of a partition (:func:`cluster_means` and
+    :func:`bcss_from_means`). For sparse input (an
+    :class:`~sparsefs._kernels.kmeans.ImplicitRows`) the BCSS comes from the means of the
+    sparse part alone: the background cancels in :math:`\bar x_{kj} - \bar x_j`."""
+    if isinstance(X, ImplicitRows):
+        counts, D = implicit_cluster_means(X, labels, n_clusters)
+        means = np.where(counts[:, None] > 0, D + X.background, 0.0)
+        return counts, means, bcss_from_means(counts, D)
+    counts, means = cluster_means(X, labels, n_clusters)
+    return counts, means, bcss_from_means(counts, means)
 
 
 @njit(cache=True)
@@ -325,7 +345,103 @@ def permute_columns(X: np.ndarray, seed: int | np.random.Generator) -> np.ndarra
     ndarray of shape (n_samples, n_features)
     """
     rng = np.random.default_rng(seed)
+    if isinstance(X, ImplicitRows):
+        return _permute_implicit(X, rng)
     return rng.permuted(np.asarray(X, dtype=np.float64), axis=0)
+
+
+_PERMUTE_BLOCK = 512
+
+
+def _permute_implicit(X: ImplicitRows, rng: np.random.Generator) -> ImplicitRows:
+    """:func:`permute_columns` of sparse input, entry by entry the dense result.
+
+    ``Generator.permuted(Z, axis=0)`` shuffles the columns of Z one after another; the same
+    generator shuffling row indices, a block of columns at a time, draws the same stream and
+    gives every column's permutation :math:`\\pi_j` (new row i holds old row
+    :math:`\\pi_j(i)`). The background of a column is constant, so only its stored entries
+    move: old row r goes to :math:`\\pi_j^{-1}(r)`. Memory: one n x 512 index block.
+    """
+    n, q = X.shape
+    Ec = X.E.tocsc()
+    rows = np.empty_like(Ec.indices, dtype=np.int64)
+    ar = np.arange(n, dtype=np.int64)
+    for s in range(0, q, _PERMUTE_BLOCK):
+        m = min(_PERMUTE_BLOCK, q - s)
+        P = rng.permuted(np.repeat(ar[:, None], m, axis=1), axis=0)
+        inv = np.empty_like(P)
+        np.put_along_axis(inv, P, ar[:, None], axis=0)
+        lo, hi = Ec.indptr[s], Ec.indptr[s + m]
+        cols = np.repeat(np.arange(m), np.diff(Ec.indptr[s:s + m + 1]))
+        rows[lo:hi] = inv[Ec.indices[lo:hi], cols]
+    E = sp.csc_array((Ec.data, rows, Ec.indptr), shape=(n, q))
+    return ImplicitRows(E.tocsr(), X.background)
+
+
+def standardize_sparse(X, standardize: bool, c: float):
+    r"""The column transform of sparse X as an implicit matrix (never densified).
+
+    ``standardize``: :math:`z_{ij} = (x_{ij}/c - ar x_j)/s_j` (ddof 0; a constant column
+    is 0) held as :math:`E + \mathbf 1 b^	op` with :math:`e_{ij} = (x_{ij}/c)/s_j` on the
+    stored entries and :math:`b_j = -ar x_j/s_j`; the means sum the stored entries in row
+    order (bitwise the dense sums), the sums of squares add :math:`(n - \mathrm{nnz}_j)
+    ar x_j^2` for the zeros. Otherwise :math:`Z = X/c` (b = 0).
+
+    Returns
+    -------
+    Z : ImplicitRows
+    mean, sd : ndarray of shape (n_features,)
+        In the units of ``X / c`` (0 and 1 without ``standardize``).
+    """
+    n, p = X.shape
+    Xc = sp.csc_array(X, dtype=np.float64)
+    if not Xc.has_sorted_indices:
+        Xc = Xc.sorted_indices()
+    data = Xc.data / c if c != 1.0 else Xc.data.copy()
+    if not standardize:
+        Z = ImplicitRows(sp.csc_array((data, Xc.indices, Xc.indptr), shape=(n, p)), np.zeros(p))
+        return Z, np.zeros(p), np.ones(p)
+    mean, sd, constant = _sparse_column_moments(data, Xc.indptr, n)
+    inv = np.where(constant, 0.0, 1.0 / sd)
+    counts = np.diff(Xc.indptr)
+    data *= np.repeat(inv, counts)
+    b = np.where(constant, 0.0, -mean * inv)
+    Z = ImplicitRows(sp.csc_array((data, Xc.indices, Xc.indptr), shape=(n, p)), b)
+    return Z, mean, sd
+
+
+@njit(cache=True)
+def _sparse_column_moments(data, indptr, n):
+    p = indptr.shape[0] - 1
+    mean = np.zeros(p)
+    sd = np.ones(p)
+    constant = np.zeros(p, dtype=np.bool_)
+    for j in range(p):
+        lo, hi = indptr[j], indptr[j + 1]
+        nz = hi - lo
+        s = 0.0
+        mx = -np.inf
+        mn = np.inf
+        for t in range(lo, hi):
+            v = data[t]
+            s += v
+            mx = max(mx, v)
+            mn = min(mn, v)
+        if nz < n:
+            mx = max(mx, 0.0)
+            mn = min(mn, 0.0)
+        if mx == mn:
+            constant[j] = True
+            mean[j] = mx
+            continue
+        m = s / n
+        ss = (n - nz) * m * m
+        for t in range(lo, hi):
+            u = data[t] - m
+            ss += u * u
+        mean[j] = m
+        sd[j] = math.sqrt(ss / n)
+    return mean, sd, constant
 
 
 def log_spaced_ints(low: float, high: float, num: int) -> np.ndarray:

@@ -66,8 +66,7 @@ class InMemory:
 
     def stats(self, labels, n_clusters):
         """Cluster sizes, means (every column) and the BCSS vector of a partition."""
-        counts, means = _k.cluster_means(self.X, labels, n_clusters)
-        return counts, means, _k.bcss_from_means(counts, means)
+        return _k.cluster_stats(self.X, labels, n_clusters)
 
     def columns(self, w):
         """The weighted k-means matrix: columns with w > 0, scaled by sqrt(w)."""

@@ -9,12 +9,14 @@ the candidate with the larger sparse objective :math:`\max_w \sum_j w_j a_j(C)`.
 grid every value also continues from the previous value's solution.
 """
 
+import dataclasses
 import math
 import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -41,6 +43,12 @@ _INT32_MAX = np.iinfo(np.int32).max
 # per-call overhead: one thread is faster, and far faster on a loaded machine (measured:
 # 1.5 s against 23 s for the gap path on 120 x 2000 with other processes running).
 _SINGLE_THREAD_SIZE = 1 << 20
+# Sparse X with at most this many entries (n * p; 512 KB as a dense float64 array) is fitted
+# through the dense code: the fit is then bitwise the dense fit, exact ties included (tiny
+# matrices with duplicate rows tie BCSS and distances exactly, and the sparse kernels'
+# rounding, 1e-16 relative, would break such ties differently). Above it the sparse kernels
+# run and X is never densified.
+_SPARSE_EXACT_SIZE = 1 << 16
 
 
 def _thread_limit(X: np.ndarray):
@@ -74,6 +82,17 @@ def _column_transform(X: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.
     out[:, constant] = 0.0
     out /= sd
     return out, mean * c, sd * c
+
+
+def _sparse_transform(X, standardize: bool):
+    """:func:`_column_transform` of sparse X: an implicit matrix (``ImplicitRows``: stored
+    entries scaled, the centring a dense background row), never densified."""
+    c = _power_of_two_scale(X, np.array([max(float(X.data.max()), 0.0)]),
+                            np.array([min(float(X.data.min()), 0.0)])) if X.nnz else 1.0
+    Z, mean, sd = _k.standardize_sparse(X, standardize, c)
+    if not standardize:
+        return Z, np.zeros(X.shape[1]), c
+    return Z, mean * c, sd * c
 
 
 def _kmeans(X, n_clusters, *, init="k-means++", n_init=1, seed=None, algorithm="hartigan"):
@@ -123,6 +142,8 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         "verbose": ["verbose"],
     }
 
+    _accept_sparse = ("csr", "csc")
+
     # --- hooks -------------------------------------------------------------------------
     def _w_step(self, value):  # pragma: no cover - abstract
         """The w-step for one sparsity value (a function of the BCSS vector)."""
@@ -135,6 +156,12 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
             raise ValueError(
                 f"n_samples={n} should be >= n_clusters={self.n_clusters}."
             )
+        if sp.issparse(X) and n * X.shape[1] > _SPARSE_EXACT_SIZE:
+            # an implicit (centred, scaled) matrix: never densified
+            X, self._x_offset, self._x_scale = _sparse_transform(X, self.standardize)
+            return X
+        if sp.issparse(X):  # at most 512 KB dense: the exact dense fit (_SPARSE_EXACT_SIZE)
+            X = X.toarray()
         X, self._x_offset, self._x_scale = _column_transform(
             np.asarray(X, dtype=np.float64), self.standardize
         )
@@ -151,7 +178,7 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
     def _solver(self, rng):
         return _Solver(self.n_clusters, self.step_n_init, self.algorithm, rng, self.n_starts)
 
-    def _fit_path(self, X, seed, grid, n_init):
+    def _fit_path(self, X, seed, grid, n_init, slim=0):
         """Fit every value of ``grid`` (increasing) from one seed.
 
         ``n_init`` k-means++ Hartigan–Wong k-means on all features give the first partitions;
@@ -160,6 +187,10 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         value's solution (a continuation along the path); the fit with the largest objective
         is kept. The same function fits X and every permuted
         copy, so the gap's null is optimised as hard as the data.
+
+        ``slim`` (sparse input, where a p-vector per grid value adds up): 1 drops the
+        cluster means of every fit (recomputed for the one kept: :meth:`_with_means`), 2
+        (a reference copy, whose objectives alone are used) also the weights and BCSS.
         """
         ops = _InMemory(X)
         rng = np.random.default_rng(seed)
@@ -170,24 +201,39 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         fits = []
         for v in grid:
             extra = (fits[-1].labels,) if fits else ()
-            fits.append(_best_alternation(ops, starts, self._w_step(v), max_iter=self.max_iter,
-                                          tol=self.tol, solver=solver, extra=extra))
+            fit = _best_alternation(ops, starts, self._w_step(v), max_iter=self.max_iter,
+                                    tol=self.tol, solver=solver, extra=extra)
+            if slim:
+                fit = dataclasses.replace(fit, means=None)
+                if slim == 2:
+                    fit = dataclasses.replace(fit, weights=None, bcss=None)
+            fits.append(fit)
         return fits
+
+    def _with_means(self, X, fit):
+        """``fit`` with its cluster means (recomputed from the labels when slimmed)."""
+        if fit.means is not None:
+            return fit
+        _, means, _ = _InMemory(X).stats(fit.labels, self.n_clusters)
+        return dataclasses.replace(fit, means=means)
 
     def _fit_sparse(self, X, value, grid):
         """Fit with a fixed sparsity ``value``, or tune it over ``grid`` (value None)."""
         with _thread_limit(X):
-            return self._fit_sparse_impl(X, value, grid)
+            value, fit = self._fit_sparse_impl(X, value, grid)
+        return value, self._with_means(X, fit)
 
     def _fit_sparse_impl(self, X, value, grid):
         final_seed, data_seed, perm_seeds = self._seeds()
         gap_n_init = self.n_init if self.gap_n_init is None else self.gap_n_init
         self.gap_ = None
+        slim = 1 if sp.issparse(X) or isinstance(X, _km.ImplicitRows) else 0
         if value is None:
             self.gap_, fits = gap_tuning(
                 X,
                 grid,
-                lambda Xb, seed: self._fit_path(Xb, seed, grid, gap_n_init),
+                lambda Xb, seed: self._fit_path(Xb, seed, grid, gap_n_init,
+                                                slim=slim and (1 if Xb is X else 2)),
                 data_seed=data_seed,
                 permutation_seeds=perm_seeds,
                 rule=self.gap_rule,
@@ -228,7 +274,10 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Sparse X (CSR/CSC) is not densified: the distances come from the sparse
+            product of its weighted columns with the centres, centred implicitly (the
+            selected columns of a small X, at most 2**16 entries, are densified).
 
         Returns
         -------
@@ -245,7 +294,17 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
             return np.zeros(X.shape[0], dtype=np.intp)
         sw = np.sqrt(self.weights_[cols])
         scale = self._x_scale[cols] if np.ndim(self._x_scale) else self._x_scale
-        Xw = (np.asarray(X[:, cols], dtype=np.float64) - self._x_offset[cols]) / scale * sw
+        Xc = X[:, cols]
+        if sp.issparse(Xc) and Xc.shape[0] * Xc.shape[1] <= _SPARSE_EXACT_SIZE:
+            Xc = Xc.toarray()  # the selected columns of a small X: the exact dense distances
+        if sp.issparse(Xc):  # ||x_w||^2 is the same for every centre: -2 x_w.c_w + ||c_w||^2
+            Cw = self._centers_fit[:, cols] * sw
+            G = Cw * (sw / scale)  # x_w.c_w = x.G - offset.G (implicit centring)
+            cross = np.asarray(sp.csr_array(Xc, dtype=np.float64) @ G.T)
+            cross -= self._x_offset[cols] @ G.T
+            dist = (Cw * Cw).sum(axis=1) - 2.0 * cross
+            return np.argmin(dist, axis=1).astype(np.intp)
+        Xw = (np.asarray(Xc, dtype=np.float64) - self._x_offset[cols]) / scale * sw
         Cw = self._centers_fit[:, cols] * sw
         dist = (Xw * Xw).sum(axis=1)[:, None] - 2.0 * Xw @ Cw.T + (Cw * Cw).sum(axis=1)
         return np.argmin(dist, axis=1).astype(np.intp)
@@ -334,6 +393,16 @@ _COMMON_NOTES = """\
     unchanged); ``bcss_``, ``scores_`` and ``objective_`` are then in those rescaled units.
     For X with at most 2**20 entries the fit runs on one BLAS/OpenMP thread (threadpoolctl):
     the gap path is hundreds of tiny k-means and BLAS calls, dominated by per-call overhead.
+
+    Sparse X (CSR or CSC, float64 or float32) is never densified: the standardised matrix is
+    held implicitly (the scaled stored entries plus a dense row of column offsets), the BCSS
+    come from one pass over the nonzeros, the Hartigan–Wong and k-means++ kernels compute
+    distances from the stored entries only (:math:`O(\\mathrm{nnz})` per pass), and the
+    gap's permuted copies move the stored entries with exactly the dense path's random
+    permutations, so the fit equals the fit on ``X.toarray()`` (up to rounding). It runs in
+    float64, as the dense fit does. A sparse X of at most 2**16 entries (n * p, 512 KB
+    dense) is fitted by the dense code on its dense copy, bitwise the dense fit: exact ties
+    (duplicate rows, tied BCSS), common in tiny matrices, then break as they do there.
 """
 
 

@@ -226,3 +226,55 @@ def test_kernel_errors():
         hartigan_wong(X, np.zeros((2, 2)), max_iter=0)
     assert is_hartigan_optimal(X + np.arange(5)[:, None], np.array([0, 0, 1, 1, 1]), 2)
     assert not is_hartigan_optimal(np.arange(6.0)[:, None], np.array([0, 1, 0, 1, 0, 1]), 2)
+
+
+# ---------------------------------------------------------------------------- sparse input (#18)
+
+
+def _implicit_problem(seed=0, n=120, q=40):
+    """A clustered sparse matrix E (70 % zeros) and a dense background row b."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    labels = np.arange(n) % 3
+    X = (rng.normal(size=(n, q)) + 2.5 * (labels[:, None] == np.arange(q) % 3))
+    X *= rng.random((n, q)) < 0.3
+    b = rng.normal(size=q)
+    return sp.csr_array(X), b, X + b
+
+
+@pytest.mark.parametrize("algorithm", ["hartigan", "lloyd"])
+@pytest.mark.parametrize("K", [1, 2, 3, 5])
+def test_kmeans_on_implicit_rows_equals_kmeans_on_the_dense_matrix(algorithm, K):
+    """Reference: the kernel on the dense matrix b + E (same seeds): every start's labels
+    equal, centres and WCSS equal up to rounding; also from given centres."""
+    from sparsefs._kernels.kmeans import ImplicitRows
+
+    E, b, Z = _implicit_problem()
+    got = kmeans(ImplicitRows(E, b), K, n_init=4, seed=3, algorithm=algorithm, return_all=True)
+    ref = kmeans(Z, K, n_init=4, seed=3, algorithm=algorithm, return_all=True)
+    for g, r in zip(got, ref, strict=True):
+        np.testing.assert_array_equal(g.labels, r.labels)
+        np.testing.assert_allclose(g.inertia, r.inertia, rtol=1e-10)
+        np.testing.assert_allclose(g.centers, r.centers, rtol=1e-10, atol=1e-12)
+        assert g.converged == r.converged
+    C0 = Z[[0, 7, 11, 50, 90][:max(K, 2)]] + 0.1
+    g = kmeans(ImplicitRows(E, b), C0.shape[0], n_init=1, init=C0, algorithm=algorithm)
+    r = kmeans(Z, C0.shape[0], n_init=1, init=C0, algorithm=algorithm)
+    np.testing.assert_array_equal(g.labels, r.labels)
+    if algorithm == "hartigan":
+        assert is_hartigan_optimal(Z, g.labels, C0.shape[0])
+
+
+def test_weighted_columns_of_implicit_rows():
+    """Reference: ``weighted_columns`` of the dense matrix."""
+    from sparsefs._kernels.kmeans import ImplicitRows
+
+    E, b, Z = _implicit_problem(seed=1)
+    w = np.abs(np.random.default_rng(0).normal(size=Z.shape[1]))
+    w[::3] = 0.0
+    Iw = weighted_columns(ImplicitRows(E, b), w)
+    assert isinstance(Iw, ImplicitRows) and Iw.nnz <= E.nnz
+    np.testing.assert_allclose(Iw.toarray(), weighted_columns(Z, w), rtol=1e-14, atol=1e-14)
+    Z1 = ImplicitRows(E, b)
+    assert weighted_columns(Z1, np.ones(Z.shape[1])) is Z1

@@ -348,3 +348,63 @@ def test_em_penalised_loglik_never_decreases_and_alpha_limits():
     _, means, _ = em.m_step(X, resp, 0.0, var0, 0.0)
     np.testing.assert_allclose(means, (resp.T @ X) / resp.sum(axis=0)[:, None])
     assert em.bic(-100.0, 60, 3, means) == pytest.approx(200 + math.log(60) * (2 + 6 + 18))
+
+
+# ---------------------------------------------------------------------------- sparse input (#18)
+
+
+def _sparse_matrix(seed=0, n=60, p=700):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) * (rng.random((n, p)) < 0.2)
+    X[:, 5] = 0.0
+    X[:, 6] = 3.0  # a constant column
+    return sp.csr_array(X), X
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_standardize_sparse_is_the_dense_column_transform(standardize):
+    """Reference: ``standardize_columns`` of the dense matrix (means bitwise, the rest to
+    rounding); constant columns exactly 0."""
+    from sparsefs._kernels.sparse_kmeans import standardize_columns, standardize_sparse
+
+    Xs, X = _sparse_matrix()
+    Z, mean, sd = standardize_sparse(Xs, standardize, 0.5)
+    if standardize:
+        ref, ref_mean, ref_sd = standardize_columns(X, 0.5)
+        np.testing.assert_array_equal(mean, ref_mean)
+        np.testing.assert_allclose(sd, ref_sd, rtol=1e-13)
+    else:
+        ref = X / 0.5
+    np.testing.assert_allclose(Z.toarray(), ref, rtol=1e-12, atol=1e-13)
+    if standardize:
+        assert np.all(Z.toarray()[:, [5, 6]] == 0.0)
+
+
+def test_permute_columns_of_sparse_input_is_the_dense_permutation():
+    """Reference: ``permute_columns`` of the dense matrix with the same seed, entry by entry
+    (more columns than one 512-column block)."""
+    from sparsefs._kernels.kmeans import ImplicitRows
+
+    Xs, X = _sparse_matrix(seed=1)
+    b = np.random.default_rng(2).normal(size=X.shape[1])
+    P = permute_columns(ImplicitRows(Xs, b), 11)
+    np.testing.assert_array_equal(P.toarray(), permute_columns(X + b, 11))
+    assert P.nnz == Xs.nnz
+
+
+def test_cluster_stats_of_sparse_input():
+    """Reference: ``cluster_means`` and ``between_cluster_ss`` of the dense matrix."""
+    from sparsefs._kernels.kmeans import ImplicitRows
+    from sparsefs._kernels.sparse_kmeans import cluster_stats
+
+    Xs, X = _sparse_matrix(seed=3, p=40)
+    b = np.random.default_rng(4).normal(size=40)
+    labels = np.arange(60) % 4
+    counts, means, bcss = cluster_stats(ImplicitRows(Xs, b), labels, 5)  # cluster 4 empty
+    ref_counts, ref_means = cluster_means(X + b, labels, 5)
+    np.testing.assert_array_equal(counts, ref_counts)
+    np.testing.assert_allclose(means, ref_means, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(bcss, between_cluster_ss(X + b, labels, 5), rtol=1e-10,
+                               atol=1e-12)

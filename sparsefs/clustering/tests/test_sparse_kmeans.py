@@ -397,3 +397,98 @@ def test_reproduction_hook_checks_the_claims_from_a_results_table():
     assert "l1 (B=1) on p=200, mu=0.7: 150.0" in text
     assert "l0 has the lowest mean CER on 2 of 2 data sets." in text
     assert "lower mean CER than k-means on 1 of 1" in text
+
+
+# ---------------------------------------------------------------------------- sparse input (#18)
+
+
+def _sparse_exp2(dtype=np.float64):
+    """The experiment-2 design (3 clusters, 50 relevant of 150 features) with 65 % of the
+    noise entries zeroed (a sparse matrix with real cluster structure)."""
+    data = make_sparse_clusters_exp2(n_features=150, mu=1.2, random_state=3)
+    keep = np.random.default_rng(1).random(data.X.shape) < 0.35
+    keep[:, data.support] |= np.random.default_rng(2).random((data.X.shape[0], 50)) < 0.8
+    return (data.X * keep).astype(dtype)
+
+
+def _fit_quiet(est, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return clone(est).fit(X)
+
+
+def _assert_same_fit(got, dense, X, Xs, rtol):
+    np.testing.assert_array_equal(got.labels_, dense.labels_)
+    np.testing.assert_array_equal(got.ranking_, dense.ranking_)
+    np.testing.assert_array_equal(got.support_, dense.support_)
+    np.testing.assert_allclose(got.scores_, dense.scores_, rtol=rtol, atol=1e-10)
+    np.testing.assert_allclose(got.weights_, dense.weights_, rtol=rtol, atol=1e-12)
+    np.testing.assert_allclose(got.cluster_centers_, dense.cluster_centers_, rtol=rtol,
+                               atol=1e-9)
+    np.testing.assert_allclose(got.objective_path_, dense.objective_path_, rtol=rtol)
+    np.testing.assert_array_equal(got.predict(Xs), dense.predict(X))
+    if dense.gap_ is not None:
+        assert got.gap_.best_index == dense.gap_.best_index
+        np.testing.assert_allclose(got.gap_.gap, dense.gap_.gap, rtol=1e-6, atol=1e-9)
+        np.testing.assert_array_equal(got.gap_.n_nonzero, dense.gap_.n_nonzero)
+
+
+@pytest.fixture(params=["sparse-kernels", "exact-small"])
+def sparse_path(request, monkeypatch):
+    """Run a test through the sparse kernels (the size limit of the dense-copy path set to
+    0) and through the default (these matrices are below it: the dense code on the copy)."""
+    from sparsefs.clustering import _sparse_kmeans
+
+    if request.param == "sparse-kernels":
+        monkeypatch.setattr(_sparse_kmeans, "_SPARSE_EXACT_SIZE", 0)
+    return request.param
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "csr-float32"])
+@pytest.mark.parametrize(
+    "est",
+    [
+        L0KMeans(3, 20, n_init=3, random_state=0),
+        L0KMeans(3, n_features_grid=[5, 20, 50, 100], n_permutations=3, n_init=3,
+                 random_state=1),
+        L0KMeans(3, 30, n_init=2, standardize=False, algorithm="lloyd", random_state=2),
+        SparseKMeans(3, 3.0, n_init=3, random_state=0),
+        SparseKMeans(3, wbound_grid=[1.5, 3.0, 6.0], n_permutations=3, n_init=2,
+                     random_state=1),
+        SparseKMeans(3, n_features_to_select=25, n_init=2, standardize=False, random_state=2),
+    ],
+    ids=["l0-fixed", "l0-gap", "l0-raw-lloyd", "l1-fixed", "l1-gap", "l1-keep-raw"],
+)
+def test_sparse_input_gives_the_dense_fit(est, fmt, sparse_path):
+    """Reference: the dense fit of the same matrix (``X.toarray()``): same labels, ranking,
+    support, gap curve and predictions; scores, weights and centres equal up to rounding.
+    The gap's permuted copies are the dense path's permutations entry by entry."""
+    import scipy.sparse as sp
+
+    dtype = np.float32 if fmt.endswith("float32") else np.float64
+    X = _sparse_exp2(dtype)
+    Xs = sp.csc_array(X) if fmt == "csc" else sp.csr_array(X)
+    dense = _fit_quiet(est, X)
+    got = _fit_quiet(est, Xs)
+    _assert_same_fit(got, dense, X, Xs, rtol=1e-7)
+    assert sp.issparse(got.transform(Xs))
+    # the clusters are found (the reference fit is not a degenerate one)
+    assert np.bincount(dense.labels_).min() >= 15
+
+
+def test_sparse_input_is_not_modified_and_constant_columns_are_zero(sparse_path):
+    """Reference: the dense fit of the same matrix; an all-zero and a constant column get
+    BCSS exactly 0 on both paths, and the sparse X is left as it was."""
+    import scipy.sparse as sp
+
+    X = _sparse_exp2()
+    X[:, 3] = 0.0
+    X[:, 4] = 2.5
+    Xs = sp.csr_array(X)
+    before = (Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy())
+    est = L0KMeans(3, 20, n_init=2, random_state=0)
+    got, dense = _fit_quiet(est, Xs), _fit_quiet(est, X)
+    _assert_same_fit(got, dense, X, Xs, rtol=1e-7)
+    assert got.bcss_[3] == 0.0 and got.bcss_[4] == 0.0
+    for a, b in zip(before, (Xs.data, Xs.indices, Xs.indptr)):
+        np.testing.assert_array_equal(a, b)
