@@ -52,12 +52,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 __all__ = [
     "DENSE_MAX_FEATURES",
     "DENSE_TALL_MAX_FEATURES",
+    "CenteredSparse",
     "UFCMResult",
     "best_candidate",
     "cluster_means",
@@ -107,6 +109,180 @@ _V0_NOISE = 1e-2
 # --------------------------------------------------------------------------------------------
 
 
+class CenteredSparse:
+    r"""Centred sparse data :math:`X_c = X_s - \mathbf 1 m^\top`, never formed (#18).
+
+    ``Xs`` is the (scaled) sparse data, ``m`` its column means. Every product the fit needs is
+    a sparse product plus a rank-one correction: :math:`X_c V = X_s V - \mathbf 1 (m^\top V)`,
+    :math:`X_c^\top Z = X_s^\top Z - m (\mathbf 1^\top Z)`; the ``n x n`` and ``d x d`` Grams
+    are formed from the sparse ones the same way; k-means reads rows and cluster sums. The
+    kernel functions accept it wherever they take ``Xc``. Memory: ``O(nnz + n + d)``.
+
+    Parameters
+    ----------
+    Xs : scipy sparse array of shape (n_samples, n_features)
+        Converted to a canonical float64 CSR array.
+    mean : ndarray of shape (n_features,)
+        The column means of ``Xs``.
+    """
+
+    ndim = 2
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, Xs, mean: np.ndarray):
+        X = sp.csr_array(Xs, dtype=np.float64)
+        X.sum_duplicates()
+        self.X = X
+        self.mean = np.asarray(mean, dtype=np.float64)
+        self.shape = X.shape
+
+    @property
+    def T(self) -> _TransposedCentered:
+        return _TransposedCentered(self)
+
+    def __matmul__(self, V) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        out = np.asarray(self.X @ V, dtype=np.float64)
+        out -= self.mean @ V  # a scalar (V a vector) or one row (V a matrix), broadcast
+        return out
+
+    def rmatmul(self, Z) -> np.ndarray:
+        r""":math:`X_c^\top Z`."""
+        Z = np.asarray(Z, dtype=np.float64)
+        out = np.asarray(self.X.T @ Z, dtype=np.float64)
+        if Z.ndim == 1:
+            out -= self.mean * Z.sum()
+        else:
+            out -= np.outer(self.mean, Z.sum(axis=0))
+        return out
+
+    def __getitem__(self, key) -> CenteredSparse:
+        """Only ``Xc[:, columns]`` (a column subset, still implicit)."""
+        if not (isinstance(key, tuple) and len(key) == 2 and key[0] == slice(None)):
+            raise TypeError("CenteredSparse supports only Xc[:, columns].")
+        cols = key[1]
+        return CenteredSparse(self.X[:, cols], self.mean[cols])
+
+    def row_gram(self, weights: np.ndarray | None = None) -> np.ndarray:
+        r""":math:`X_c \operatorname{diag}(w) X_c^\top` (``n x n``, dense)."""
+        m = self.mean
+        Xw = self.X if weights is None else sp.csr_array(self.X * np.asarray(weights)[None, :])
+        mw = m if weights is None else m * weights
+        G = (Xw @ self.X.T).toarray()
+        a = self.X @ mw
+        G -= a[:, None]
+        G -= a[None, :]
+        G += float(np.dot(m, mw))
+        return G
+
+    def col_gram(self) -> np.ndarray:
+        r""":math:`X_c^\top X_c = X_s^\top X_s - n\,m m^\top` (``d x d``, dense)."""
+        G = (self.X.T @ self.X).toarray()
+        G -= self.shape[0] * np.outer(self.mean, self.mean)
+        return G
+
+    def col_sq_sums(self) -> np.ndarray:
+        """The centred sums of squares of the columns, over the stored values and the zeros."""
+        return _centered_col_sq_sums(self.X, self.mean)
+
+    def row_sq_norms(self) -> np.ndarray:
+        r""":math:`\|x_i - m\|^2`, from the stored values of each row and :math:`\|m\|^2`."""
+        X, m = self.X, self.mean
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(X.indptr))
+        mj = m[X.indices]
+        terms = (X.data - mj) ** 2 - mj * mj
+        return np.bincount(rows, weights=terms, minlength=self.shape[0]) + float(np.dot(m, m))
+
+    def rows(self, idx) -> np.ndarray:
+        """Dense copies of the rows ``idx`` (an int or an int array), centred."""
+        idx = np.asarray(idx)
+        block = self.X[np.atleast_1d(idx)].toarray() - self.mean
+        return block[0] if idx.ndim == 0 else block
+
+    def group_sums(self, labels: np.ndarray, n_groups: int) -> np.ndarray:
+        """Sums of the centred rows by label (``n_groups x d``, dense)."""
+        labels = np.asarray(labels)
+        n = self.shape[0]
+        ind = sp.csr_array((np.ones(n), (labels, np.arange(n))), shape=(n_groups, n))
+        sums = (ind @ self.X).toarray()
+        sums -= np.bincount(labels, minlength=n_groups)[:, None] * self.mean
+        return sums
+
+    def kmeans_cost(self, labels: np.ndarray, means: np.ndarray) -> float:
+        r""":math:`\sum_i \|x_i - g_{l_i}\|^2`, summed row by row (label-permutation exact)."""
+        labels = np.asarray(labels)
+        n = self.shape[0]
+        cross = (self @ means.T)[np.arange(n), labels]
+        gsq = (means * means).sum(axis=1)[labels]
+        resid = np.maximum(self.row_sq_norms() - 2.0 * cross + gsq, 0.0)
+        return float(resid.sum())
+
+
+class _TransposedCentered:
+    """``Xc.T`` of a :class:`CenteredSparse`: only ``Xc.T @ Z``."""
+
+    ndim = 2
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, base: CenteredSparse):
+        self.base = base
+        self.shape = base.shape[::-1]
+
+    def __matmul__(self, Z) -> np.ndarray:
+        return self.base.rmatmul(Z)
+
+
+def _centered_col_sq_sums(X, mean: np.ndarray) -> np.ndarray:
+    r"""Per column of the CSR ``X``: :math:`\sum_i (x_{ij} - m_j)^2` with the implicit zeros."""
+    n, d = X.shape
+    cols = X.indices
+    nnz = np.bincount(cols, minlength=d)
+    stored = np.bincount(cols, weights=(X.data - mean[cols]) ** 2, minlength=d)
+    return stored + (n - nnz) * mean * mean
+
+
+def _col_extrema(X) -> tuple[np.ndarray, np.ndarray]:
+    """Column maxima and minima of the sparse ``X`` (the implicit zeros included)."""
+    out = []
+    for r in (X.max(axis=0), X.min(axis=0)):
+        r = r.toarray() if sp.issparse(r) else np.asarray(r)
+        out.append(np.asarray(r, dtype=np.float64).ravel())
+    return out[0], out[1]
+
+
+def _prepare_sparse(X, standardize: bool) -> tuple[CenteredSparse, int, np.ndarray]:
+    """:func:`prepare_data` for sparse X: the same scaling, centring kept implicit."""
+    X = sp.csr_array(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    n, d = X.shape
+    if n == 0:
+        return CenteredSparse(X, np.zeros(d)), 0, np.zeros(d, dtype=bool)
+    cmax, cmin = _col_extrema(X)
+    varying = cmax != cmin
+    cols = X.indices
+    if standardize:
+        colmax = np.maximum(np.abs(cmax), np.abs(cmin))
+        X.data /= np.where(colmax > 0, colmax, 1.0)[cols]
+        mean = np.bincount(cols, weights=X.data, minlength=d) / n
+        std = np.sqrt(_centered_col_sq_sums(X, mean) / n)
+        div = np.where(varying & (std > 0), std, 1.0)
+        X.data /= div[cols]
+        mean = mean / div
+        X.data *= varying[cols]
+        mean[~varying] = 0.0
+        X.eliminate_zeros()
+        return CenteredSparse(X, mean), 0, varying
+    amax = float(max(np.abs(cmax).max(initial=0.0), np.abs(cmin).max(initial=0.0)))
+    exponent = 0
+    if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
+        exponent = int(np.frexp(amax)[1])
+        X.data = np.ldexp(X.data, -exponent)
+    X.data *= varying[cols]
+    X.eliminate_zeros()
+    mean = np.bincount(X.indices, weights=X.data, minlength=d) / n
+    return CenteredSparse(X, mean), exponent, varying
+
+
 def prepare_data(
     X: np.ndarray, *, standardize: bool = False
 ) -> tuple[np.ndarray, int, np.ndarray]:
@@ -123,20 +299,25 @@ def prepare_data(
     magnitude first, so no square over- or underflows, then centred and divided by its
     standard deviation; ``exponent`` is 0): the fit then ignores the features' units.
 
+    Sparse X (any scipy format) is never densified: the result is a :class:`CenteredSparse`,
+    the scaled sparse data and their column means, with the centring kept implicit.
+
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
         Finite values. Not modified.
     standardize : bool, default=False
 
     Returns
     -------
-    Xc : ndarray of shape (n_samples, n_features), float64
+    Xc : ndarray of shape (n_samples, n_features), float64, or CenteredSparse
         ``(X - mean) / 2**exponent`` (or the z-scores); a new array.
     exponent : int
     varying : ndarray of bool, shape (n_features,)
         False for the columns that are exactly constant in X.
     """
+    if sp.issparse(X):
+        return _prepare_sparse(X, standardize)
     X = np.asarray(X)
     varying = (X.max(axis=0) != X.min(axis=0)) if X.shape[0] else np.zeros(X.shape[1], bool)
     Xc = np.array(X, dtype=np.float64, order="C", copy=True)
@@ -170,7 +351,8 @@ def isometric_coordinates(Xc: np.ndarray) -> np.ndarray:
     n_samples, n_features = Xc.shape
     if n_features <= n_samples:
         return Xc
-    vals, vecs = linalg.eigh(Xc @ Xc.T, check_finite=False)
+    gram = Xc.row_gram() if isinstance(Xc, CenteredSparse) else Xc @ Xc.T
+    vals, vecs = linalg.eigh(gram, check_finite=False)
     return vecs * np.sqrt(np.clip(vals, 0.0, None))
 
 
@@ -187,7 +369,10 @@ def data_scale(Xc: np.ndarray) -> float:
     Xc : ndarray of shape (n_samples, n_features)
         Centred data, within the safe range of :func:`prepare_data` (the squares are finite).
     """
-    total = float(np.einsum("ij,ij->", Xc, Xc))
+    if isinstance(Xc, CenteredSparse):
+        total = float(Xc.col_sq_sums().sum())
+    else:
+        total = float(np.einsum("ij,ij->", Xc, Xc))
     if Xc.shape[1] == 0 or not total > 0.0:
         return 1.0
     return total / Xc.shape[1]
@@ -220,8 +405,11 @@ def cluster_means(
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
     counts = np.bincount(labels, minlength=k).astype(np.float64)
-    sums = np.zeros((k, Y.shape[1]))
-    np.add.at(sums, labels, Y)
+    if isinstance(Y, CenteredSparse):
+        sums = Y.group_sums(labels, k)
+    else:
+        sums = np.zeros((k, Y.shape[1]))
+        np.add.at(sums, labels, Y)
     means = np.divide(sums, counts[:, None], out=np.zeros_like(sums), where=counts[:, None] > 0)
     return means, counts
 
@@ -232,6 +420,8 @@ def kmeans_cost(Y: np.ndarray, labels: np.ndarray) -> float:
     Equals :math:`\operatorname{Tr}(W^\top X^\top L_U X W)` for :math:`Y = XW`.
     """
     means, _ = cluster_means(Y, labels)
+    if isinstance(Y, CenteredSparse):
+        return Y.kmeans_cost(labels, means)
     resid = Y - means[labels]
     return float(np.einsum("ij,ij->", resid, resid))
 
@@ -249,7 +439,8 @@ def _kmeans_plus_plus(
     n = Y.shape[0]
     trials = 2 + int(np.log(n_clusters))
     centers = np.empty((n_clusters, Y.shape[1]))
-    centers[0] = Y[rng.integers(n)]
+    rows = Y.rows if isinstance(Y, CenteredSparse) else Y.__getitem__
+    centers[0] = rows(rng.integers(n))
     closest = _sq_distances(Y, sq_norms, centers[:1])[:, 0]
     for k in range(1, n_clusters):
         total = closest.sum()
@@ -259,9 +450,9 @@ def _kmeans_plus_plus(
             picks = np.minimum(picks, n - 1)
         else:  # every point sits on a centre already
             picks = rng.integers(n, size=trials)
-        cand = np.minimum(closest[None, :], _sq_distances(Y, sq_norms, Y[picks]).T)
+        cand = np.minimum(closest[None, :], _sq_distances(Y, sq_norms, rows(picks)).T)
         best = int(np.argmin(cand.sum(axis=1)))
-        centers[k] = Y[picks[best]]
+        centers[k] = rows(picks[best])
         closest = cand[best]
     return centers
 
@@ -304,11 +495,14 @@ def kmeans(
     -------
     ndarray of int, shape (n_samples,)
     """
-    Y = np.asarray(Y, dtype=np.float64)
+    if isinstance(Y, CenteredSparse):
+        sq_norms = Y.row_sq_norms()
+    else:
+        Y = np.asarray(Y, dtype=np.float64)
+        sq_norms = np.einsum("ij,ij->i", Y, Y)
     n = Y.shape[0]
     if not 1 <= n_clusters <= n:
         raise ValueError(f"n_clusters={n_clusters} must be between 1 and n_samples={n}.")
-    sq_norms = np.einsum("ij,ij->i", Y, Y)
     best_labels, best_cost = None, np.inf
     for _ in range(1 if init is not None else max(1, n_init)):
         if init is not None:
@@ -543,7 +737,7 @@ def w_inverse_operator(
     if not np.all(inv > 0) or not np.all(np.isfinite(inv)):
         raise ValueError(f"sigma={sigma!r} must exceed -beta*d_ii for every feature.")
     apply_b = _apply_b(labels, alpha)
-    M = (Xc * inv) @ Xc.T
+    M = Xc.row_gram(inv) if isinstance(Xc, CenteredSparse) else (Xc * inv) @ Xc.T
     lu = linalg.lu_factor(np.eye(n_samples) - apply_b(M).T, check_finite=False)
 
     def matmat(V: np.ndarray) -> np.ndarray:
@@ -568,7 +762,7 @@ def w_matrix(Xc: np.ndarray, labels: np.ndarray, alpha: float, beta_d: np.ndarra
     :math:`S_b^{(U)} = X^\top P_U X = \sum_k n_k m_k m_k^\top` with the cluster means
     :math:`m_k` of the centred data. Exactly symmetric.
     """
-    A = Xc.T @ Xc
+    A = Xc.col_gram() if isinstance(Xc, CenteredSparse) else Xc.T @ Xc
     if alpha:
         A *= 1.0 - alpha
         means, counts = cluster_means(Xc, labels)

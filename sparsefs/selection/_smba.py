@@ -6,6 +6,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from sparsefs._kernels import smba as _kernel
 from sparsefs.base import BaseSelector
@@ -215,7 +216,12 @@ class SMBA(BaseSelector):
     * **Stopping** is at most ``max_iter`` iterations (the authors' loop runs
       ``max_iter - 1``). For ``"l1"`` in several column blocks every block stops on its own
       criterion; the differences to the global rule are far below ``tol``.
-    * Sparse input is not accepted (C is dense anyway).
+    * **Sparse X** (CSR/CSC, ``{array-like, sparse matrix}``) is accepted; its constant
+      columns are found on the sparse matrix, then the varying ones are densified (float64):
+      both solvers work on dense arrays the size of X whatever its format (the group-lasso
+      basis of X's row space is M x (n+1), the ADMM's Woodbury factor
+      :math:`U = [X^\top, \mathbf 1]` too, and row centring fills X in), so a sparse fit needs
+      the memory of the dense one and gives exactly its result.
     * Memory: ``"group_lasso"`` needs O(M n) (plus C itself when kept); the ``"l1,2"``
       ADMM keeps two M x M float64 arrays (1.6 GB at M = 10 000); ``"l1"`` needs
       O(M B + M n).
@@ -257,6 +263,9 @@ class SMBA(BaseSelector):
         "solver": [StrOptions({"auto", "group_lasso", "admm", "working_set"})],
     }
     _supervised = False
+    # sparse X is accepted and densified after the constant columns are dropped: the solvers'
+    # M x (n+1) basis / Woodbury factor is dense for any input (Notes)
+    _accept_sparse = ("csr", "csc")
 
     def __init__(
         self,
@@ -345,10 +354,14 @@ class SMBA(BaseSelector):
             )
         q = 1 if self.penalty == "l1" else 2
         solver = self._solver(q)
-        X = np.asarray(X, dtype=np.float64)
-        varying = np.ptp(X, axis=0) > 0
-        idx = np.flatnonzero(varying)
-        Xv = np.array(X[:, idx], dtype=np.float64, order="C")
+        if sp.issparse(X):  # the solvers need X's varying columns dense (class Notes)
+            Xv, varying = _varying_dense(X)
+            idx = np.flatnonzero(varying)
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            varying = np.ptp(X, axis=0) > 0
+            idx = np.flatnonzero(varying)
+            Xv = np.array(X[:, idx], dtype=np.float64, order="C")
         # C is invariant to X -> cX: divide by a power of two near max |X| (exact)
         peak = float(np.abs(Xv).max(initial=0.0))
         exponent = int(np.frexp(peak)[1]) if peak > 0 else 0
@@ -432,3 +445,19 @@ class SMBA(BaseSelector):
             support[self.representatives_] = True
         self._set_selection(scores, support)
         return self
+
+
+def _varying_dense(X) -> tuple[np.ndarray, np.ndarray]:
+    """The non-constant columns of the sparse ``X`` as a C-ordered float64 array, and the mask.
+
+    Constant columns are found from the sparse column extrema (the implicit zeros included),
+    so only the varying columns are densified; the values are those of the dense path.
+    """
+    X = sp.csc_array(X)
+    extrema = []
+    for r in (X.max(axis=0), X.min(axis=0)):
+        r = r.toarray() if sp.issparse(r) else np.asarray(r)
+        extrema.append(np.asarray(r, dtype=np.float64).ravel())
+    varying = extrema[0] > extrema[1]
+    Xv = np.asarray(X[:, np.flatnonzero(varying)].toarray(order="C"), dtype=np.float64)
+    return np.ascontiguousarray(Xv), varying

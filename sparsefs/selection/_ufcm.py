@@ -213,7 +213,12 @@ class UFCM(BaseSelector):
       is squared (the objective is homogeneous and ``beta`` relative), so no scatter
       overflows and X, 1e-300·X and 1e300·X select the same features.
     * **Empty clusters** (only with tied points) are dropped from a candidate's indicator.
-    * Sparse input is not accepted (the data are centred densely).
+    * **Sparse X** (CSR/CSC, ``{array-like, sparse matrix}``) is never densified: the centred
+      (and, on request, standardised) data are kept as the sparse matrix and its column means
+      (``sparsefs._kernels.ufcm.CenteredSparse``), so every product of the W-step and of
+      k-means is a sparse product plus a rank-one correction and only ``n x n`` Grams (wide
+      data) or ``d x d`` ones (the dense solver, small d) are formed; float32 input is fitted
+      in float64, as on dense input. The fit equals that of the dense copy up to rounding.
 
     References
     ----------
@@ -256,6 +261,8 @@ class UFCM(BaseSelector):
         "random_state": ["random_state"],
     }
     _supervised = False
+    # sparse X: the centred data as an implicit operator (never densified; _kernels.ufcm)
+    _accept_sparse = ("csr", "csc")
 
     def __init__(
         self,
@@ -339,7 +346,9 @@ class UFCM(BaseSelector):
                     labels = _kernel.kmeans(coords, self.n_clusters, gen,
                                             n_init=max(1, self.n_restarts))
                 else:
-                    labels = self._spectral_labels(coords, gen)
+                    # distances ignore the centring: sparse X's kNN graph reads X itself
+                    points = Xc.X if isinstance(Xc, _kernel.CenteredSparse) else None
+                    labels = self._spectral_labels(coords, gen, points)
                 fit = _kernel.ufcm(
                     Xc,
                     labels,
@@ -387,19 +396,24 @@ class UFCM(BaseSelector):
 
     # ----------------------------------------------------------------------------- k-means
 
-    def _spectral_labels(self, coords, gen):
+    def _spectral_labels(self, coords, gen, points=None):
         """Spectral clustering of the samples: k-means on the normalised-Laplacian embedding.
 
         The binary kNN graph (``SPECTRAL_NEIGHBORS`` neighbours, symmetrised) of the samples,
         the ``n_clusters - 1`` leading non-trivial eigenvectors :math:`z` of
         :math:`D^{-1/2}WD^{-1/2}` scaled to :math:`D^{-1/2}z` (Shi & Malik's generalised
         eigenvectors), then k-means on them (Ng, Jordan & Weiss, 2001; von Luxburg, 2007).
+        ``points``: other rows with the distances of ``coords`` for the kNN search (sparse X:
+        the uncentred sparse data, cheaper than the dense ``n x n`` coordinates).
         """
         n = coords.shape[0]
         n_emb = min(max(self.n_clusters - 1, 1), n - 2)
         if self.n_clusters == 1 or n_emb < 1:
             return np.zeros(n, dtype=np.intp)
-        graph = knn_affinity(coords, min(SPECTRAL_NEIGHBORS, n - 1), weight="binary")
+        graph = knn_affinity(
+            coords if points is None else points, min(SPECTRAL_NEIGHBORS, n - 1),
+            weight="binary",
+        )
         _, Z = spectral_embedding(graph.W, n_emb)
         deg = degrees(graph.W)
         Y = Z / np.sqrt(np.where(deg > 0, deg, 1.0))[:, None]

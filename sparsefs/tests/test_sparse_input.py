@@ -110,6 +110,8 @@ def test_sparse_gives_the_dense_ranking(info, estimator, fmt):
 #: sparse fits owned elsewhere whose memory grows past the bound (not run: they can take GBs)
 DENSIFIED: dict[str, str] = {
     "spec-0": "#18: SPEC's sparse fit peaks at ~2 dense copies of X (98 MB at 300 x 20000)",
+    "smba-0": "#18: SMBA's solvers need X's row-space basis / Woodbury factor U = [X^T, 1], "
+    "M x (n+1) dense for any input (800 MB at 1000 x 100000; C itself is M x M)",
 }
 
 
@@ -153,13 +155,6 @@ def test_dense_only_estimators_say_so(info, estimator):
 #: methods that neither accept sparse X nor document why they need dense X: their owners'
 #: work (strict: accepting CSR, or documenting ``_dense_reason``, must remove the entry)
 NOT_YET_SPARSE: dict[str, str] = {
-    "l0_kmeans": "#18: L0KMeans refuses CSR (per-feature BCSS and k-means need no dense X)",
-    "l1_kmeans": "#18: SparseKMeans refuses CSR (per-feature BCSS and k-means need no dense X)",
-    "ufcm": "#18: UFCM refuses CSR (its W-step is already matrix-free)",
-    "smba": "#18: SMBA refuses CSR (its solvers need only the Gram matrix)",
-    "mcfs": "#18: MCFS refuses CSR (kNN graph and LARS work on sparse X)",
-    "udfs": "#18: UDFS refuses CSR",
-    "ndfs": "#18: NDFS refuses CSR",
 }
 
 

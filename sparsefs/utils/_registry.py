@@ -152,7 +152,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="l0-k-means: k-means on the top-s features by between-cluster sum of squares; "
         "s by the gap statistic",
         import_path="sparsefs.clustering:L0KMeans",
-        inputs=("dense", "dask"),
+        inputs=("dense", "sparse", "dask"),
         test_params=(
             {"n_clusters": 3, "n_permutations": 2, "n_init": 2, "random_state": 0},
             {"n_clusters": 3, "n_features_to_select": 2, "n_init": 2, "random_state": 0},
@@ -172,6 +172,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="l1 sparse k-means: soft-thresholded BCSS feature weights (exact); bound by the "
         "permutation gap",
         import_path="sparsefs.clustering:SparseKMeans",
+        inputs=("dense", "sparse"),
         test_params=(
             {
                 "n_clusters": 3,
@@ -214,6 +215,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="class-margin projection with k-means pseudo-labels and an l2,p row penalty; "
         "features by row norms of W (matrix-free Lanczos W-step)",
         import_path="sparsefs.selection:UFCM",
+        inputs=("dense", "sparse"),
         test_params=(
             {"n_clusters": 3, "n_restarts": 2, "max_iter": 10, "random_state": 0},
             {"n_clusters": 2, "n_restarts": 1, "max_iter": 10, "beta": 10.0, "p": 0.5,
@@ -233,7 +235,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "option), features by row norms of C; exact reduced group-lasso solver (l1,2) or "
         "column-blocked Woodbury ADMM (l1)",
         import_path="sparsefs.selection:SMBA",
-        inputs=("dense", "dask"),
+        inputs=("dense", "sparse", "dask"),
         test_params=(
             {"alpha": 5.0, "tol": 1e-6, "max_iter": 10000},
             {"penalty": "l1", "affine": False, "tol": 1e-6, "max_iter": 500,
@@ -312,6 +314,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         import_path="sparsefs.selection:MCFS",
         test_params=({"n_clusters": 2}, {"n_features_to_select": 2, "n_clusters": 2}),
         own_rule="the best 10 % (the paper defines no count)",
+        inputs=("dense", "sparse"),
     ),
     MethodInfo(
         stem="udfs",
@@ -324,6 +327,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         import_path="sparsefs.selection:UDFS",
         test_params=({"n_clusters": 2},),
         own_rule="the best 10 % (the l2,1 iteration zeroes no row)",
+        inputs=("dense", "sparse"),
     ),
     MethodInfo(
         stem="ndfs",
@@ -336,6 +340,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         import_path="sparsefs.selection:NDFS",
         test_params=({"n_clusters": 2, "n_init": 1, "max_iter": 100, "random_state": 0},),
         own_rule="the best 10 % (the l2,1 re-weighting zeroes no row)",
+        inputs=("dense", "sparse"),
     ),
     MethodInfo(
         stem="relieff",
@@ -493,6 +498,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="one feature subset per class: a selector on each class's rows (SMBA-CSFS) or "
         "on SMOTE-balanced one-vs-rest labels (GF-CSFS); union of the per-class top-m",
         import_path="sparsefs.selection:ClassSpecificSelector",
+        inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
         test_params=(
             {"selector": "fisher_score", "strategy": "one_vs_rest", "random_state": 0},
             {"selector": "fisher_score", "strategy": "one_vs_rest", "balance": "none",
@@ -512,6 +518,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="SMBA-CSFS / GF-CSFS ensemble: one linear SVM per class on its own top-m "
         "features (trained on all classes, SMOTE inside fit), combined by the claim/vote rule",
         import_path="sparsefs.classification:ClassSpecificEnsembleClassifier",
+        inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
         test_params=(
             {"selector": "fisher_score", "n_features_to_select": None, "random_state": 0},
             {"selector": "fisher_score", "n_features_to_select": 2, "balance": "none",

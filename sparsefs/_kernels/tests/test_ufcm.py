@@ -530,3 +530,102 @@ def test_dense_w_step_with_d_prime_inside_a_degenerate_cluster():
     np.testing.assert_allclose(W.T @ W, np.eye(3), atol=1e-12)
     np.testing.assert_allclose(np.sort(vals), np.sort(ref), rtol=1e-10, atol=1e-9)
     np.testing.assert_allclose(A @ W, W * vals, atol=1e-8 * np.abs(A).max())
+
+
+# ------------------------------------------------------------------------------------------
+# Sparse data (#18): the implicit centring against the dense centred copy
+# ------------------------------------------------------------------------------------------
+
+
+def _sparse_data(n=30, d=50, seed=40, density=0.3):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(loc=1.5, size=(n, d)) * (rng.random((n, d)) < density)
+    X[:, 3] = 0.0  # an all-zero column
+    X[:, 4] = 2.0  # a constant column with no implicit zero
+    return X, sp.csr_array(X)
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+@pytest.mark.parametrize("scale", [1.0, 1e-300, 1e300])
+def test_prepare_data_on_sparse_x_is_the_dense_preparation(standardize, scale):
+    """Reference: the dense ``prepare_data`` of ``X.toarray()``: same exponent, same constant
+    columns, and the implicit centred matrix equals the dense one (checked through products
+    with the identity, which form it here only)."""
+    X, Xs = _sparse_data()
+    Xc, e, varying = K.prepare_data(X * scale, standardize=standardize)
+    S, es, vs = K.prepare_data(Xs * scale, standardize=standardize)
+    assert isinstance(S, K.CenteredSparse) and es == e
+    np.testing.assert_array_equal(vs, varying)
+    assert not varying[[3, 4]].any()
+    np.testing.assert_allclose(S @ np.eye(X.shape[1]), Xc, rtol=1e-12, atol=1e-13)
+    sub = S[:, varying]
+    np.testing.assert_allclose(sub @ np.eye(sub.shape[1]), Xc[:, varying], rtol=1e-12,
+                               atol=1e-13)
+    assert K.data_scale(sub) == pytest.approx(K.data_scale(Xc[:, varying]), rel=1e-12)
+
+
+def test_centered_sparse_products_and_grams_match_the_dense_centred_matrix():
+    """Reference: numpy on the explicitly centred dense copy, for every product the fit uses:
+    ``Xc @ v``, ``Xc @ V``, ``Xc.T @ z``, ``Xc.T @ Z``, the weighted n x n Gram, the d x d
+    Gram, row norms, rows, per-cluster sums and the k-means cost."""
+    X, Xs = _sparse_data(seed=41)
+    mean = X.mean(axis=0)
+    Xc = X - mean
+    S = K.CenteredSparse(Xs, mean)
+    rng = np.random.default_rng(0)
+    v, V = rng.normal(size=X.shape[1]), rng.normal(size=(X.shape[1], 3))
+    z, Z = rng.normal(size=X.shape[0]), rng.normal(size=(X.shape[0], 2))
+    w = rng.random(X.shape[1]) + 0.1
+    labels = np.arange(X.shape[0]) % 4
+    close = {"rtol": 1e-12, "atol": 1e-12}
+    np.testing.assert_allclose(S @ v, Xc @ v, **close)
+    np.testing.assert_allclose(S @ V, Xc @ V, **close)
+    np.testing.assert_allclose(S.T @ z, Xc.T @ z, **close)
+    np.testing.assert_allclose(S.T @ Z, Xc.T @ Z, **close)
+    np.testing.assert_allclose(S.row_gram(), Xc @ Xc.T, **close)
+    np.testing.assert_allclose(S.row_gram(w), (Xc * w) @ Xc.T, **close)
+    np.testing.assert_allclose(S.col_gram(), Xc.T @ Xc, **close)
+    np.testing.assert_allclose(S.row_sq_norms(), (Xc**2).sum(1), **close)
+    np.testing.assert_allclose(S.rows(np.array([2, 5])), Xc[[2, 5]], **close)
+    np.testing.assert_allclose(S.rows(7), Xc[7], **close)
+    means_s, counts_s = K.cluster_means(S, labels)
+    means_d, counts_d = K.cluster_means(Xc, labels)
+    np.testing.assert_array_equal(counts_s, counts_d)
+    np.testing.assert_allclose(means_s, means_d, **close)
+    assert K.kmeans_cost(S, labels) == pytest.approx(K.kmeans_cost(Xc, labels), rel=1e-12)
+    # relabelling the clusters leaves the cost bit-for-bit equal (the restart rule's ties)
+    perm = np.array([2, 0, 3, 1])[labels]
+    assert K.kmeans_cost(S, perm) == K.kmeans_cost(S, labels)
+    np.testing.assert_allclose(K.isometric_coordinates(S) @ K.isometric_coordinates(S).T,
+                               Xc @ Xc.T, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kmeans_on_centered_sparse_data_is_the_dense_kmeans(seed):
+    """Reference: the kernel's k-means on the dense centred copy with the same generator
+    seed: the same labels (k-means++ seeding and Lloyd on the implicit rows)."""
+    X, Xs = _sparse_data(n=60, d=12, seed=50 + seed, density=0.5)
+    X[:20, :4] += 4.0
+    Xs = Xs.__class__(X)
+    S = K.CenteredSparse(Xs, X.mean(0))
+    a = K.kmeans(X - X.mean(0), 3, np.random.default_rng(seed), n_init=3)
+    b = K.kmeans(S, 3, np.random.default_rng(seed), n_init=3)
+    np.testing.assert_array_equal(b, a)
+
+
+def test_w_steps_on_centered_sparse_data_match_the_dense_ones():
+    """Reference: ``w_step`` on the dense centred copy, dense solver and the shift-inverted
+    Lanczos path: the same subspace (projectors equal)."""
+    X, Xs = _sparse_data(n=25, d=120, seed=60)
+    mean = X.mean(0)
+    S, Xc = K.CenteredSparse(Xs, mean), X - mean
+    labels = np.arange(25) % 3
+    beta_d = np.random.default_rng(1).random(120) * 5.0
+    v0 = np.random.default_rng(2).normal(size=120)
+    for solver in ("dense", "arpack"):
+        Wd, vd = K.w_step(Xc, labels, 1.0, beta_d, 2, solver=solver, v0=v0)
+        Ws, vs = K.w_step(S, labels, 1.0, beta_d, 2, solver=solver, v0=v0)
+        np.testing.assert_allclose(vs, vd, rtol=1e-9)
+        np.testing.assert_allclose(_projector(Ws), _projector(Wd), atol=1e-9)

@@ -393,3 +393,58 @@ def test_anchor_design_recovers_the_anchors_at_the_default(seed):
     top = np.argsort(est.ranking_)[:10]
     assert len(set(top) & set(anchors)) >= 9
     assert len(set(est.representatives_) & set(anchors)) >= 9
+
+
+# ------------------------------------------------------------------------------------------
+# Sparse input (#18)
+# ------------------------------------------------------------------------------------------
+
+
+def _sparse_low_rank(seed=0):
+    """Anchors and their convex combinations, 55 % of the entries zeroed, plus an all-zero and
+    a constant column: sparse data with representative structure."""
+    X = _low_rank(n=24, M=60, rank=4, seed=seed)
+    X = X * (np.random.default_rng(seed + 7).random(X.shape) < 0.45)
+    X[:, 10] = 0.0
+    X[:, 11] = 1.5
+    return X
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "csr-float32"])
+@pytest.mark.parametrize("params", [*VARIANTS, {"penalty": "l1,2", "affine": True,
+                                                "center": True, "solver": "admm"}],
+                         ids=lambda p: "-".join(str(v) for v in p.values()))
+def test_sparse_fit_equals_the_dense_fit(params, fmt):
+    """Reference: the dense fit of the same matrix (``X.toarray()``): the solvers need X's
+    varying columns dense anyway (the M x (n+1) basis / Woodbury factor), so after the
+    constant columns are dropped on the sparse matrix the result is the dense one exactly."""
+    import scipy.sparse as sp
+
+    dtype = np.float32 if fmt.endswith("float32") else np.float64
+    X = _sparse_low_rank().astype(dtype)
+    Xs = sp.csc_array(X) if fmt == "csc" else sp.csr_array(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        dense = SMBA(alpha=5, tol=1e-7, **params).fit(Xs.toarray())
+        got = SMBA(alpha=5, tol=1e-7, **params).fit(Xs)
+    np.testing.assert_array_equal(got.ranking_, dense.ranking_)
+    np.testing.assert_array_equal(got.support_, dense.support_)
+    np.testing.assert_array_equal(got.scores_, dense.scores_)
+    np.testing.assert_array_equal(got.coef_, dense.coef_)
+    assert got.scores_[10] == got.scores_[11] == -np.inf
+    assert sp.issparse(got.transform(Xs))
+
+
+def test_sparse_input_keeps_scale_invariance():
+    """Issue #16's property on sparse input: 1e-300 X and 1e300 X (CSR) give the scores of the
+    dense fit at scale 1 (reference: that fit), lambda_ scales with c^2."""
+    import scipy.sparse as sp
+
+    X = _sparse_low_rank(seed=3)
+    ref = SMBA(alpha=5, tol=1e-10).fit(X)
+    for c in (1e-300, 1e300, 3.0):
+        est = SMBA(alpha=5, tol=1e-10).fit(sp.csr_array(X * c))
+        np.testing.assert_allclose(est.scores_, ref.scores_, rtol=1e-6, atol=1e-9)
+        np.testing.assert_array_equal(est.ranking_, ref.ranking_)
+        assert not np.isnan(est.scores_).any()
+    assert est.lambda_ == pytest.approx(9 * ref.lambda_)

@@ -463,3 +463,78 @@ def test_absolute_beta_scale_equals_the_relative_one_converted():
     scaled = UFCM(n_clusters=2, beta=0.5 * sigma, beta_scale="absolute", n_features_to_select=5,
                   random_state=0).fit(X * 10)
     assert scaled.beta_ == pytest.approx(ab.beta_, rel=1e-12)  # not rescaled with X
+
+
+# ------------------------------------------------------------------------------------------
+# Sparse input (#18)
+# ------------------------------------------------------------------------------------------
+
+
+def _sparse_clusters(n, d, seed, density=0.35):
+    """``_clusters`` with most noise entries zeroed (the informative columns kept whole) and
+    one constant column: sparse data with cluster structure."""
+    X, _, informative = _clusters(n=n, d=d, n_informative=6, seed=seed)
+    keep = np.random.default_rng(seed + 100).random(X.shape) < density
+    keep[:, informative] = True
+    X = X * keep
+    X[:, 1] = 0.0
+    return X, informative
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "csr-float32"])
+@pytest.mark.parametrize(
+    ("n", "d", "params"),
+    [
+        (60, 40, {}),  # tall: k-means on the data itself, the dense W-step
+        (60, 40, {"standardize": True}),
+        (40, 700, {}),  # wide: isometric coordinates, the Woodbury shift-inverted Lanczos
+        (40, 700, {"standardize": True, "init": "spectral"}),
+    ],
+    ids=["tall", "tall-standardized", "wide-lanczos", "wide-standardized-spectral"],
+)
+def test_sparse_fit_equals_the_dense_fit(fmt, n, d, params):
+    """Reference: the dense fit of the same matrix (``X.toarray()``): same ranking, support,
+    pseudo-labels and start, scores and objective equal to rounding; never densified."""
+    import scipy.sparse as sp
+
+    dtype = np.float32 if fmt.endswith("float32") else np.float64
+    X, _ = _sparse_clusters(n, d, seed=31)
+    X = X.astype(dtype)
+    Xs = sp.csc_array(X) if fmt == "csc" else sp.csr_array(X)
+    common = {"n_clusters": 3, "n_restarts": 3, "n_features_to_select": 10, "max_iter": 15,
+              "random_state": 0, **params}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        dense = UFCM(**common).fit(Xs.toarray())
+        got = UFCM(**common).fit(Xs)
+    np.testing.assert_array_equal(got.ranking_, dense.ranking_)
+    np.testing.assert_array_equal(got.support_, dense.support_)
+    np.testing.assert_array_equal(got.labels_, dense.labels_)
+    assert got.init_ == dense.init_ and got.n_iter_ == dense.n_iter_
+    np.testing.assert_allclose(got.scores_, dense.scores_, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(got.objective_, dense.objective_, rtol=1e-7)
+    assert got.scores_[1] == 0.0  # the constant column takes no part
+    out = got.transform(Xs)
+    assert sp.issparse(out) and out.dtype == dtype
+
+
+def test_sparse_input_keeps_scale_invariance_and_the_monotone_objective():
+    """Issue #16's properties on sparse input: 1e-300 X and 1e300 X (CSR) select the features
+    of the dense fit at scale 1 and their objective never decreases (reference: the dense fit
+    of the same matrix at scale 1)."""
+    import scipy.sparse as sp
+
+    X, _ = _sparse_clusters(40, 700, seed=32)
+    common = {"n_clusters": 3, "n_restarts": 2, "n_features_to_select": 8, "max_iter": 15,
+              "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = UFCM(**common).fit(X)
+        fits = {c: UFCM(**common).fit(sp.csr_array(X * c)) for c in (1.0, 1e-300, 1e300)}
+    for c, est in fits.items():
+        np.testing.assert_array_equal(est.support_, ref.support_)
+        np.testing.assert_allclose(est.scores_, ref.scores_, rtol=1e-6, atol=1e-9)
+        assert not np.isnan(est.objective_).any()  # (in X's units: +-inf / 0 at 1e+-300)
+        if c == 1.0:
+            np.testing.assert_allclose(est.objective_, ref.objective_, rtol=1e-7)
+            _assert_monotone(est.objective_)
