@@ -58,8 +58,9 @@ def _n_threads() -> int:
 def _shifted_block(X, y_idx, first, c0, c1, means, m2):
     """Class means / sums of squared deviations of the columns ``c0:c1`` of ``X``, one pass.
 
-    Sums of ``x - s`` and ``(x - s)^2`` with the shift ``s`` = the class's first row
-    (``first[c]``): no division in the loop (it runs at the speed of reading X), the
+    Sums of ``x``, of ``x - s`` and of ``(x - s)^2`` with the shift ``s`` = the class's first
+    row (``first[c]``): the mean is the plain sum over the count, the scatter comes from the
+    shifted sums; no division in the loop (it runs at the speed of reading X), the
     cancellation of ``sum d^2 - (sum d)^2 / n`` is that of data centred within
     ``|s - mean|`` of a class sample (the shifted algorithm of Chan, Golub & LeVeque), and a
     feature constant within a class gets exactly 0. The whole X is passed (a C-contiguous
@@ -74,24 +75,29 @@ def _shifted_block(X, y_idx, first, c0, c1, means, m2):
         if first[c] >= 0:
             for j in range(width):
                 shift[c, j] = np.float64(X[first[c], c0 + j])
+    dev = np.zeros((n_classes, width))
     for i in range(n):
         c = y_idx[i]
         counts[c] += 1.0
         # 1-D row views: unit stride that LLVM vectorises (2-D offsets measured 3x slower)
-        x, s1, s2, sh = X[i, c0:c1], means[c, c0:c1], m2[c, c0:c1], shift[c]
+        x, s0, s1, s2, sh = X[i, c0:c1], means[c, c0:c1], dev[c], m2[c, c0:c1], shift[c]
         for j in range(width):
-            d = np.float64(x[j]) - sh[j]
+            v = np.float64(x[j])
+            d = v - sh[j]
+            s0[j] += v
             s1[j] += d
             s2[j] += d * d
     for c in range(n_classes):
         if counts[c] == 0.0:
             continue
         inv = 1.0 / counts[c]
-        s1, s2, sh = means[c, c0:c1], m2[c, c0:c1], shift[c]
+        s0, s1, s2 = means[c, c0:c1], dev[c], m2[c, c0:c1]
         for j in range(width):
             s = s1[j]
             s2[j] = max(s2[j] - s * s * inv, 0.0)
-            s1[j] = sh[j] + s * inv
+            # the mean from the plain sum: classes of equal mean get bit-equal means (a between
+            # scatter of exactly 0, as the sparse and dask paths give)
+            s0[j] = s0[j] / counts[c]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -227,10 +233,13 @@ def class_moments(X, y_idx: np.ndarray, n_classes: int) -> ClassMoments:
         means, within = _dense_moments(X, y_idx, n_classes)
     # class by class, not a matrix-vector product: the rounding of a column then does not
     # depend on its position (exact copies of a column get bit-identical moments)
+    # the grand mean as the first class's mean plus the weighted mean deviation: exactly that
+    # mean when every class mean is equal (a between-class scatter of exactly 0)
     grand_mean = np.zeros(means.shape[1])
-    for c in range(n_classes):
-        grand_mean += counts[c] * means[c]
+    for c in range(1, n_classes):
+        grand_mean += counts[c] * (means[c] - means[0])
     grand_mean /= counts.sum()
+    grand_mean += means[0]
     between = np.zeros(means.shape[1])
     dev = np.empty(means.shape[1])
     for c in range(n_classes):
