@@ -1,115 +1,64 @@
-"""The evaluation harness: the papers' protocols as declarative, seeded experiments.
+"""Deprecated alias of :mod:`sparsefs.harness` (the evaluation harness, renamed in 0.2).
 
-* :class:`ExperimentSpec` (with :class:`DataSpec`, :class:`MethodSpec`, :class:`CVSpec`,
-  :class:`EstimatorSpec`, :class:`ReportSpec`): what to run, loadable from TOML.
-* :func:`run`: runs it (joblib, a progress bar); selection always inside each training fold.
-* :class:`Results`: one tidy table plus metadata; ``save``/``load`` as CSV or Parquet.
-* Summaries: :func:`summarize`, :func:`best_over_k`, :func:`mean_over_k`,
-  :func:`friedman_nemenyi`, :func:`nemenyi_critical_difference`, :func:`average_ranks`.
-* Reports and reproductions: :func:`markdown_report`, :class:`ReproductionSpec`,
-  :func:`reproduce`, :func:`find_config`, :func:`list_reproductions`.
-
-Figures live in :mod:`sparsefs.plotting` (which reads these results). See ``docs/harness.md``.
+``sparsefs.benchmark`` was easy to confuse with the speed scripts in ``benchmarks/``. Importing
+it, or any ``sparsefs.benchmark.<module>``, warns (``FutureWarning``) and gives the very module
+objects of ``sparsefs.harness`` (so ``isinstance`` checks and monkeypatches agree). The alias
+will be removed in 0.3; import ``sparsefs.harness`` instead.
 """
 
-from sparsefs.benchmark._claims import (
-    CLAIM_VERDICTS,
-    ClaimNotRun,
-    ClaimVerdict,
-    evaluate_claims,
-    paper_table_agreement,
-)
-from sparsefs.benchmark._data import MissingDataError, load_dataset
-from sparsefs.benchmark._metrics import binary_roc_auc, macro_prf, roc_auc_ovr
-from sparsefs.benchmark._report import headline, markdown_report, paper_comparison
-from sparsefs.benchmark._reproduce import (
-    Reproduction,
-    find_config,
-    list_reproductions,
-    load_reproduction,
-    render_report,
-    reproduce,
-    run_hooks,
-)
-from sparsefs.benchmark._results import LoadMonitor, Results
-from sparsefs.benchmark._runner import fit_method, run
-from sparsefs.benchmark._seeds import derive_seed, task_seed
-from sparsefs.benchmark._spec import (
-    MODES,
-    PROTOCOLS,
-    CVSpec,
-    DataSpec,
-    EstimatorSpec,
-    ExperimentSpec,
-    MethodSpec,
-    PaperClaim,
-    PaperTable,
-    PaperValue,
-    ReportSpec,
-    ReproductionSpec,
-    parse_k_grid,
-)
-from sparsefs.benchmark._summary import (
-    GREATER_IS_BETTER,
-    TIE_DECIMALS,
-    RankTestResult,
-    average_ranks,
-    best_over_k,
-    friedman_nemenyi,
-    mean_over_k,
-    nemenyi_critical_difference,
-    score_matrix,
-    summarize,
-)
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
 
-__all__ = [
-    "CLAIM_VERDICTS",
-    "GREATER_IS_BETTER",
-    "MODES",
-    "PROTOCOLS",
-    "TIE_DECIMALS",
-    "CVSpec",
-    "ClaimNotRun",
-    "ClaimVerdict",
-    "DataSpec",
-    "EstimatorSpec",
-    "ExperimentSpec",
-    "LoadMonitor",
-    "MethodSpec",
-    "MissingDataError",
-    "PaperClaim",
-    "PaperTable",
-    "PaperValue",
-    "RankTestResult",
-    "ReportSpec",
-    "Reproduction",
-    "ReproductionSpec",
-    "Results",
-    "average_ranks",
-    "best_over_k",
-    "binary_roc_auc",
-    "derive_seed",
-    "evaluate_claims",
-    "find_config",
-    "fit_method",
-    "friedman_nemenyi",
-    "headline",
-    "list_reproductions",
-    "load_dataset",
-    "load_reproduction",
-    "macro_prf",
-    "markdown_report",
-    "mean_over_k",
-    "nemenyi_critical_difference",
-    "paper_comparison",
-    "paper_table_agreement",
-    "parse_k_grid",
-    "render_report",
-    "reproduce",
-    "roc_auc_ovr",
-    "run",
-    "run_hooks",
-    "score_matrix",
-    "summarize",
-    "task_seed",
-]
+_OLD, _NEW = "sparsefs.benchmark", "sparsefs.harness"
+
+
+def _warn(name: str) -> None:
+    warnings.warn(
+        f"{name} is deprecated (renamed {_NEW + name[len(_OLD):]}); it will be removed in "
+        "sparsefs 0.3.",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str):
+        self.target = target
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module) -> None:  # the target module is already executed
+        pass
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """``sparsefs.benchmark.X`` -> the module ``sparsefs.harness.X`` itself."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith(_OLD + "."):
+            return None
+        new = _NEW + fullname[len(_OLD):]
+        if importlib.util.find_spec(new) is None:
+            return None
+        _warn(fullname)
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(new))
+
+
+if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+    sys.meta_path.insert(0, _AliasFinder())
+
+_warn(_OLD)
+_harness = importlib.import_module(_NEW)
+__all__ = list(_harness.__all__)
+
+
+def __getattr__(name: str):
+    return getattr(_harness, name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(__all__) | set(globals()))

@@ -224,7 +224,7 @@ class _StagedDir:
 
 def _check_k(spec, k_text: str, load_dataset) -> None:
     """One up-front error when every k exceeds a data set's number of features."""
-    from sparsefs.benchmark._spec import parse_k_grid
+    from sparsefs.harness._spec import parse_k_grid
 
     try:
         grid = parse_k_grid(k_text)
@@ -242,7 +242,7 @@ def _check_k(spec, k_text: str, load_dataset) -> None:
 
 
 def _setup_logging(quiet: bool) -> None:
-    logger = logging.getLogger("sparsefs.benchmark")
+    logger = logging.getLogger("sparsefs.harness")
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("sparsefs: %(message)s"))
@@ -252,7 +252,8 @@ def _setup_logging(quiet: bool) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``sparsefs compare``."""
-    from sparsefs.benchmark import (
+    from sparsefs.cli._common import resolve_data
+    from sparsefs.harness import (
         CVSpec,
         DataSpec,
         ExperimentSpec,
@@ -264,7 +265,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         markdown_report,
         run,
     )
-    from sparsefs.cli._common import resolve_data
     from sparsefs.utils import get_method
 
     _setup_logging(args.progress is False)
@@ -398,7 +398,7 @@ def scores_are_ranks(est) -> bool:
 def _score_figures(spec, results, out: Path, fit_method, load_dataset) -> list[tuple[str, str]]:
     """One figure per data set: each method's scores on all rows, its best-k support
     highlighted (and the true support when known)."""
-    from sparsefs.benchmark import best_over_k, headline
+    from sparsefs.harness import best_over_k, headline
     from sparsefs.plotting import new_figure, plot_feature_scores, save_figure
     from sparsefs.plotting._figures import _slug
 
@@ -441,7 +441,7 @@ def _score_figures(spec, results, out: Path, fit_method, load_dataset) -> list[t
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``sparsefs reproduce``."""
-    from sparsefs.benchmark import (
+    from sparsefs.harness import (
         ReproductionSpec,
         find_config,
         list_reproductions,
@@ -449,7 +449,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         reproduce,
         run_hooks,
     )
-    from sparsefs.benchmark._results import utc_now
+    from sparsefs.harness._results import utc_now
 
     _setup_logging(args.progress is False)
     if args.list or not args.stem:
@@ -463,7 +463,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     spec = ReproductionSpec.from_toml(path)
     stem = spec.stem
     if args.from_results:
-        from sparsefs.benchmark import render_report
+        from sparsefs.harness import render_report
 
         try:
             report = render_report(spec, args.out)

@@ -186,7 +186,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _load(data: str, target: str | None, transpose: bool, seed: int):
     """Load DATA as ``compare`` does (:func:`resolve_data`), with CLI wording in errors."""
-    from sparsefs.benchmark import DataSpec, load_dataset
+    from sparsefs.harness import DataSpec, load_dataset
 
     resolved = resolve_data(data)
     spec = DataSpec.from_string(resolved)

@@ -131,7 +131,7 @@ def stability_output(est: Any, frame: Any, X: Any, y: Any, feature_names: Any,
 def stability_figures(results: Any, outdir: Path, dpi: int = 110) -> list[tuple[str, str]]:
     """``compare --stability``: the per-method Nogueira index across folds with its interval,
     one PNG per data set; ``[(caption, file name), ...]``."""
-    from sparsefs.benchmark._stability import stability_table
+    from sparsefs.harness._stability import stability_table
     from sparsefs.plotting import new_figure, plot_stability_index, save_figure
     from sparsefs.plotting._figures import _slug
 

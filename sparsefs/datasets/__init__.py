@@ -10,6 +10,8 @@
 * :func:`load_default`: the wine data plus noise features, bundled (no download).
 * :func:`load_text_corpus`, :func:`list_text_corpora`: two-class sentiment corpora (local copies)
   as bag-of-words CSR matrices.
+* :func:`load_blood_transfusion`, :func:`load_climate_crashes`, :func:`load_credit_default`: the
+  UCI sets of the sparse KOS paper (local copies).
 """
 
 from ._asu import ASU_DATASETS, BASE_URL, ChecksumError, fetch_asu, get_data_home, list_asu
@@ -25,6 +27,7 @@ from ._synthetic import (
     make_sparse_clusters_exp4,
 )
 from ._text import TEXT_CORPORA, list_text_corpora, load_text_corpus
+from ._uci import load_blood_transfusion, load_climate_crashes, load_credit_default
 
 __all__ = [
     "ASU_DATASETS",
@@ -38,6 +41,9 @@ __all__ = [
     "list_asu",
     "list_text_corpora",
     "load",
+    "load_blood_transfusion",
+    "load_climate_crashes",
+    "load_credit_default",
     "load_default",
     "load_text_corpus",
     "make_kos_rings",

@@ -58,13 +58,13 @@ def report_figures(
 
     Parameters
     ----------
-    results : sparsefs.benchmark.Results
+    results : sparsefs.harness.Results
     outdir : path
         Created if needed.
     prefix : str
         Prepended to the file names.
     metric, estimator : str, optional
-        Default: the report's headline (:func:`sparsefs.benchmark.headline`).
+        Default: the report's headline (:func:`sparsefs.harness.headline`).
     dpi : int, default=110
 
     Returns
@@ -72,8 +72,8 @@ def report_figures(
     list of (caption, file name)
         File names relative to ``outdir``.
     """
-    from sparsefs.benchmark import best_over_k, friedman_nemenyi, headline, score_matrix
-    from sparsefs.benchmark._summary import GREATER_IS_BETTER
+    from sparsefs.harness import best_over_k, friedman_nemenyi, headline, score_matrix
+    from sparsefs.harness._summary import GREATER_IS_BETTER
 
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)

@@ -82,7 +82,7 @@ def plot_metric_vs_k(
     Parameters
     ----------
     results : Results or DataFrame
-        The tidy table of :func:`sparsefs.benchmark.run`.
+        The tidy table of :func:`sparsefs.harness.run`.
     metric : str, default="accuracy"
     estimator : str, optional
         The downstream estimator; required when the table holds several.
@@ -97,7 +97,7 @@ def plot_metric_vs_k(
     -------
     matplotlib.axes.Axes
     """
-    from sparsefs.benchmark import summarize
+    from sparsefs.harness import summarize
 
     ax = _axes(ax)
     table = _frame(results)
@@ -229,7 +229,7 @@ def plot_critical_difference(
     Parameters
     ----------
     average_ranks : mapping or Series
-        Method -> average rank (:func:`sparsefs.benchmark.friedman_nemenyi`).
+        Method -> average rank (:func:`sparsefs.harness.friedman_nemenyi`).
     critical_difference : float
     ax : matplotlib Axes, optional
 

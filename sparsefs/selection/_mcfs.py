@@ -19,6 +19,7 @@ from sparsefs.selection._graph_common import (
     default_n_select,
     effective_neighbors,
 )
+from sparsefs.selection._lars_sparse import lasso_at_cardinality_sparse
 from sparsefs.utils._sklearn_compat import Interval
 from sparsefs.utils._threads import one_blas_thread
 
@@ -156,7 +157,7 @@ class MCFS(BaseSelector):
             Sk = sp.csc_array(X[:, keep]) / scale
             mean = np.asarray(Sk.sum(axis=0)).ravel() / n
             for k in range(self.n_clusters):
-                coef[keep, k] = _kernel.lasso_at_cardinality_sparse(Sk, mean, Y[:, k], card) / scale
+                coef[keep, k] = lasso_at_cardinality_sparse(Sk, mean, Y[:, k], card) / scale
         elif card > 0:
             scale = power_of_two_scale(X[:, keep])
             Xc = X[:, keep] / scale

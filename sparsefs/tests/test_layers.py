@@ -2,7 +2,7 @@
 
 Rules (STYLE.md section 3, issue #23): no import cycle between modules (a submodule importing
 its own package's ``__init__`` counts); ``_kernels`` imports neither scikit-learn nor any part of
-sparsefs outside ``_kernels``; the estimator packages never import ``benchmark``, ``plotting`` or
+sparsefs outside ``_kernels``; the estimator packages never import ``harness``, ``plotting`` or
 ``cli``; nothing outside ``cli`` (and ``sparsefs.__main__``) imports ``cli``. Every import
 counts, at module level or inside a function: a lazy import is still a dependency.
 """
@@ -146,7 +146,7 @@ def test_kernels_import_only_kernels_and_no_sklearn():
 
 @pytest.mark.parametrize("family", ["selection", "classification", "clustering"])
 def test_estimators_do_not_import_harness_plots_or_cli(family):
-    banned = ("sparsefs.benchmark", "sparsefs.plotting", "sparsefs.cli")
+    banned = ("sparsefs.harness", "sparsefs.plotting", "sparsefs.cli")
     for mod, targets in GRAPH.items():
         if mod.startswith(f"sparsefs.{family}"):
             bad = sorted(t for t in targets if t.startswith(banned))

@@ -141,7 +141,7 @@ def test_2_unknown_parameter_is_reported_before_loading(tmp_path, capsys):
 def test_3_failed_compare_leaves_no_folder_and_the_rerun_needs_no_force(tmp_path, capsys,
                                                                          monkeypatch):
     pytest.importorskip("matplotlib")
-    import sparsefs.benchmark as bench
+    import sparsefs.harness as bench
 
     out = tmp_path / "cmp" / "run1"
     args = ["compare", "default", "--methods", "fisher_score", "--k", "2", "--cv", "2",
@@ -615,8 +615,8 @@ def test_14_iman_davenport_is_undefined_when_every_data_set_ranks_alike(monkeypa
     """3 methods ranked alike on 2 data sets: Friedman chi2 = N(k - 1) = 4, p = exp(-2) (the
     chi-square(2) tail, closed form), while the Iman-Davenport denominator N(k - 1) - chi2 is 0:
     its p-value is undefined, not 0, and the report says so."""
-    import sparsefs.benchmark._report as report
-    from sparsefs.benchmark import friedman_nemenyi
+    import sparsefs.harness._report as report
+    from sparsefs.harness import friedman_nemenyi
 
     mat = pd.DataFrame({"a": [0.9, 0.8], "b": [0.8, 0.7], "c": [0.7, 0.6]}, index=["d1", "d2"])
     res = friedman_nemenyi(mat)

@@ -377,7 +377,7 @@ def test_reproduction_hook_checks_the_claims_from_a_results_table():
     follow from it by hand."""
     import pandas as pd
 
-    from sparsefs.benchmark.hooks.sparse_kmeans import _claims_section
+    from sparsefs.harness.hooks.sparse_kmeans import _claims_section
 
     rows = []
     for fold, (s0, cer_l0, cer_km) in enumerate([(151, 0.10, 0.20), (198, 0.12, 0.22)]):

@@ -175,7 +175,7 @@ def test_plotting_never_imports_matplotlib_at_module_level():
 
 
 def test_report_figures_writes_pngs(tmp_path):
-    from sparsefs.benchmark import ExperimentSpec, run
+    from sparsefs.harness import ExperimentSpec, run
 
     planted = {"generator": "make_planted_classification",
                "params": {"n_samples": 40, "n_features": 20, "n_classes": 2}}

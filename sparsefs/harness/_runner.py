@@ -1,0 +1,290 @@
+"""The runner: data sets x methods x folds as independent, seeded tasks (joblib)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparsefs.harness._data import MissingDataError, load_dataset
+from sparsefs.harness._protocols import (
+    ROW_COLUMNS,
+    Task,
+    build_method,
+    method_requires_y,
+    preprocess,
+    run_task,
+)
+from sparsefs.harness._results import (
+    SUPPORT_COLUMNS,
+    LoadMonitor,
+    Results,
+    environment_metadata,
+    utc_now,
+)
+from sparsefs.harness._seeds import DATA_STREAM, SPLIT_STREAM, derive_seed
+from sparsefs.harness._spec import ExperimentSpec
+
+__all__ = ["fit_method", "run"]
+
+logger = logging.getLogger("sparsefs.harness")
+
+
+def _splits(spec: ExperimentSpec, y: np.ndarray, seed: int, rep: int, n: int, label: str = ""):
+    """(fold, train, test) of one repetition ``rep``; folds are numbered across repetitions."""
+    cv = spec.cv
+    if cv.scheme == "none":
+        idx = np.arange(n)
+        return [(rep, idx, idx)]
+    if cv.scheme == "kfold":
+        from sklearn.model_selection import StratifiedKFold
+
+        splitter = StratifiedKFold(n_splits=cv.n_splits, shuffle=True, random_state=seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            folds = list(splitter.split(np.zeros(n), y))
+        for w in caught:  # e.g. a class smaller than n_splits: logged, not printed
+            logger.warning("%s: %s", label, w.message)
+        return [(rep * cv.n_splits + i, tr, te) for i, (tr, te) in enumerate(folds)]
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    splitter = StratifiedShuffleSplit(n_splits=1, train_size=cv.train_size, random_state=seed)
+    tr, te = next(splitter.split(np.zeros(n), y))
+    return [(rep, tr, te)]
+
+
+def _redraw(spec: ExperimentSpec, i: int) -> bool:
+    d = spec.datasets[i]
+    if d.generator is None and d.loader is None and d.name != "default":
+        return False
+    return d.redraw if d.redraw is not None else spec.protocol == "clustering"
+
+
+def _prepare(spec: ExperimentSpec, skipped: list[dict[str, str]], info: list[dict[str, Any]]):
+    """Load every data set (and draw) and yield (i_data, rep, X, y_idx, support, splits)."""
+    n_reps = spec.cv.n_repeats
+    for i, dspec in enumerate(spec.datasets):
+        redraw = _redraw(spec, i)
+        reps = range(n_reps) if redraw else [None]
+        for rep in reps:
+            data_seed = derive_seed(spec.seed, i, DATA_STREAM, 0 if rep is None else rep)
+            try:
+                ds = load_dataset(dspec, seed=data_seed)
+            except MissingDataError as exc:
+                if spec.missing_data == "skip":
+                    logger.warning("skipping data set %s: %s", dspec.display, exc)
+                    skipped.append({"dataset": dspec.display, "reason": str(exc)})
+                    break
+                raise
+            if ds.y is None:
+                raise ValueError(
+                    f"data set {dspec.display!r} has no labels; every protocol needs them for "
+                    "evaluation (name the label column with target=...)."
+                )
+            classes, y_idx = np.unique(ds.y, return_inverse=True)
+            X = ds.X
+            if not np.issubdtype(X.dtype, np.floating):
+                X = X.astype(np.float64)
+            if rep in (None, 0):
+                info.append({
+                    "dataset": dspec.display, "n_samples": int(X.shape[0]),
+                    "n_features": int(X.shape[1]), "n_classes": int(classes.shape[0]),
+                    "n_relevant": None if ds.support is None else int(ds.support.sum()),
+                    "source": dspec.to_dict(), "redrawn": redraw,
+                })
+            if spec.preprocessing_scope == "global" and spec.preprocessing:
+                seed = derive_seed(spec.seed, i, SPLIT_STREAM, 0 if rep is None else rep, 2)
+                X, y_idx, _ = preprocess(spec.preprocessing, X, y_idx, None, seed,
+                                         spec.smote_k_neighbors)
+            rep_list = range(n_reps) if rep is None else [rep]
+            for r in rep_list:
+                split_seed = derive_seed(spec.seed, i, SPLIT_STREAM, r)
+                splits = _splits(spec, y_idx, split_seed, r, X.shape[0], dspec.display)
+                yield i, r, X, y_idx.astype(np.intp), ds.support, splits
+
+
+def _check_methods(spec: ExperimentSpec) -> None:
+    """Fail early (before any data is loaded) on a method the protocol cannot evaluate."""
+    for m in spec.methods:
+        est = build_method(m, seed=0, n_classes=2)
+        if spec.protocol == "clustering" and not hasattr(est, "fit_predict"):
+            raise ValueError(
+                f"method {m.display!r} is not a clusterer (no fit_predict); the clustering "
+                "protocol scores each method's own labels. Evaluate selectors with the "
+                "unsupervised protocol (k-means on the selected features)."
+            )
+        if spec.cv.scheme == "none" and method_requires_y(m, est):
+            raise ValueError(
+                f"method {m.display!r} is supervised, but cv = 'none' evaluates on the rows it "
+                "was fitted on: its labels would leak into the evaluation. Use cv = 5 (k-means "
+                "then runs on the held-out rows) or an unsupervised method."
+            )
+
+
+def run(
+    spec: ExperimentSpec,
+    *,
+    n_jobs: int | None = 1,
+    progress: bool | None = None,
+    keep_predictions: bool = False,
+) -> Results:
+    """Run an experiment.
+
+    Every (data set, method, fold) is one task with its own seed
+    ``SeedSequence(entropy=spec.seed, spawn_key=(i_data, i_method, fold))``; the CV splits
+    (and SMOTE) depend on ``(i_data, fold)`` only, so all methods see the same folds. The
+    numbers therefore do not depend on ``n_jobs`` or on the order in which tasks finish
+    (only the timings do).
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+    n_jobs : int or None, default=1
+        Tasks run in parallel with joblib (``-1``: all CPUs). Timings are measured inside
+        each task, so they include contention when ``n_jobs > 1``.
+    progress : bool or None, default=None
+        Show a tqdm progress bar on stderr; ``None``: only when stderr is a terminal.
+    keep_predictions : bool, default=False
+        Keep every test fold's per-class scores (``Results.predictions``), for ROC curves.
+
+    Returns
+    -------
+    Results
+    """
+    from tqdm.auto import tqdm
+
+    if not isinstance(spec, ExperimentSpec):
+        raise TypeError(f"spec must be an ExperimentSpec, got {type(spec).__name__}.")
+    _check_methods(spec)
+    monitor = LoadMonitor().start()
+    started = utc_now()
+    skipped: list[dict[str, str]] = []
+    info: list[dict[str, Any]] = []
+    labels = [d.display for d in spec.datasets]
+
+    # Materialise the tasks with their data (the data of one data set is shared by its tasks).
+    jobs: list[tuple[Task, Any, Any, Any]] = []
+    for i, _r, X, y, support, splits in _prepare(spec, skipped, info):
+        for fold, train, test in splits:
+            for j in range(len(spec.methods)):
+                task = Task(i_data=i, i_method=j, fold=fold, dataset=labels[i], train=train,
+                            test=test, use_y=spec.cv.scheme != "none")
+                jobs.append((task, X, y, support))
+    logger.info("experiment %s: %d tasks on %d data set(s), n_jobs=%s", spec.name, len(jobs),
+                len(info), n_jobs)
+
+    show = progress if progress is not None else sys.stderr.isatty()
+    bar = tqdm(total=len(jobs), desc=spec.name, unit="task", disable=not show, file=sys.stderr)
+    results = []
+    try:
+        for res in _execute(jobs, spec, n_jobs, keep_predictions):
+            results.append(res)
+            bar.update(1)
+    finally:
+        bar.close()
+
+    # Tasks may finish in any order: concatenate in (data set, method, fold) order.
+    results.sort(key=lambda r: r.key)
+    table = pd.DataFrame([row for r in results for row in r.rows], columns=list(ROW_COLUMNS))
+    supports = None
+    if spec.record_support:
+        supports = pd.DataFrame([row for r in results for row in r.supports],
+                                columns=list(SUPPORT_COLUMNS))
+    predictions = _pool_predictions(results) if keep_predictions else None
+    load = monitor.stop()
+    meta = {
+        "experiment": spec.name,
+        "spec": spec.to_dict(),
+        "spec_hash": spec.spec_hash(),
+        "started": started,
+        "finished": utc_now(),
+        "n_jobs": n_jobs,
+        "load": load,
+        "datasets": info,
+        "skipped": skipped,
+        "leaky_preprocessing": spec.preprocessing_scope == "global" and bool(spec.preprocessing),
+        **environment_metadata(),
+    }
+    logger.info("experiment %s: %d rows in %.1f s", spec.name, len(table), load["wall_s"])
+    return Results(table=table, meta=meta, supports=supports, predictions=predictions)
+
+
+def _execute(jobs, spec, n_jobs, keep_predictions) -> Iterable[Any]:
+    if n_jobs in (None, 1) or len(jobs) <= 1:
+        for task, X, y, support in jobs:
+            yield run_task(task, X, y, support, spec, keep_predictions=keep_predictions)
+        return
+    from joblib import Parallel, delayed
+
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+    yield from parallel(
+        delayed(run_task)(task, X, y, support, spec, keep_predictions=keep_predictions)
+        for task, X, y, support in jobs
+    )
+
+
+def _pool_predictions(results) -> dict[tuple, tuple[np.ndarray, np.ndarray]]:
+    parts: dict[tuple, list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    for r in results:
+        for (dataset, method, est, k, fold), (_idx, y_true, scores) in r.predictions.items():
+            parts.setdefault((dataset, method, est, k), []).append((fold, y_true, scores))
+    out = {}
+    for key, items in parts.items():
+        items.sort(key=lambda t: t[0])
+        out[key] = (np.concatenate([t[1] for t in items]), np.vstack([t[2] for t in items]))
+    return out
+
+
+
+def fit_method(
+    spec: ExperimentSpec,
+    method: int | str,
+    dataset: Any,
+    *,
+    k: int | None = None,
+) -> Any:
+    """Fit one method of ``spec`` on a whole data set, with the spec's preprocessing.
+
+    For figures and inspection after a run (the weights of the final model); never used for
+    the scores of the results table, which always come from held-out rows.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+    method : int or str
+        Position or label of the method in ``spec.methods``.
+    dataset : Dataset
+    k : int, optional
+        ``n_features_to_select`` (in ``rank`` and ``refit`` modes; default: the largest k).
+
+    Returns
+    -------
+    estimator or None
+        ``None`` for the all-features baseline.
+    """
+    labels = [m.display for m in spec.methods]
+    i_method = method if isinstance(method, int) else labels.index(method)
+    mspec = spec.methods[i_method]
+    mode = mspec.resolved_mode(spec.protocol)
+    classes, y = np.unique(dataset.y, return_inverse=True)
+    X = dataset.X if np.issubdtype(dataset.X.dtype, np.floating) else dataset.X.astype(float)
+    seed = derive_seed(spec.seed, 0, i_method, 0)
+    if spec.preprocessing:
+        X, y, _ = preprocess(spec.preprocessing, X, y, None, seed, spec.smote_k_neighbors)
+    n_sel = None
+    if mode in ("rank", "refit"):
+        n_sel = min(k if k is not None else max(spec.k), X.shape[1])
+    est = build_method(mspec, seed=seed, n_classes=int(classes.shape[0]),
+                       n_features_to_select=n_sel)
+    if est is None:
+        return None
+    if method_requires_y(mspec, est) or spec.cv.scheme != "none":
+        est.fit(X, y)
+    else:
+        est.fit(X)
+    return est
