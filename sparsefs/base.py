@@ -57,6 +57,25 @@ N_FEATURES_TO_SELECT_CONSTRAINT = [
 class SupportMixin(SelectorMixin):
     """``scores_`` → ``ranking_`` → ``support_``, and scikit-learn's selector interface."""
 
+    def _set_selection_tied(self, X, scores: np.ndarray,
+                            support: np.ndarray | None = None) -> None:
+        """:meth:`_set_selection` after giving exact copies of a column equal scores.
+
+        For methods that treat the columns symmetrically in exact arithmetic (a copy would
+        get its original's score but for rounding): each group of identical columns of ``X``
+        gets its mean score (:func:`sparsefs._kernels.graphs.tie_duplicate_scores`), so the
+        tie rule (lower index first) orders them. Kept as computed when the method's own
+        support would then not be a top set of the ranking (a copy on either side of it).
+        """
+        from sparsefs._kernels.graphs import tie_duplicate_scores
+
+        tied = tie_duplicate_scores(X, scores)
+        if support is not None:
+            support = np.asarray(support, dtype=bool)
+            if not np.array_equal(support, rank_scores(tied) <= support.sum()):
+                tied = np.asarray(scores, dtype=np.float64)
+        self._set_selection(tied, support)
+
     def _set_selection(self, scores: np.ndarray, support: np.ndarray | None = None) -> None:
         """Store the scores and derive ``ranking_`` and ``support_``.
 

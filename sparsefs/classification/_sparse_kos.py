@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from sparsefs._kernels import sparse_kos as _k
+from sparsefs._kernels.graphs import duplicate_column_groups
 from sparsefs.base import BaseSelectingClassifier
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._progress import fit_progress
@@ -551,6 +552,19 @@ class SparseKOSClassifier(BaseSelectingClassifier):
             )
 
         weights = np.abs(fit.weights)
+        first = duplicate_column_groups(X)
+        if np.any(first != np.arange(first.size)):
+            # exact copies: the kernel sees only the sum of their squared weights, and the l1
+            # penalty is smallest with that sum on one copy (the method separates copies by
+            # design); give it to the lowest index - the same kernel, a penalty not larger
+            sq = np.bincount(first, weights=weights * weights, minlength=first.size)
+            merged = np.where(first == np.arange(first.size), np.sqrt(sq), 0.0)
+            if not np.array_equal(merged, weights):
+                weights = merged
+                st = _k.kos_state(Xs, Z, self.sigma2_, self.ridge_, weights, **solve)
+                fit = _k.KOSFit.from_state(
+                    st, self.alpha_, fit.objective, fit.n_iter, fit.converged
+                )
         scores = np.where(usable, weights, _CONSTANT_SCORE)
         support = None
         if self.n_features_to_select_ is None:

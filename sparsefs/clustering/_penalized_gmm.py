@@ -269,7 +269,7 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
         off = scores <= 0
         scores[off] = -1.0 / (1.0 + ratio[off])
         support = scores > 0 if self.n_features_to_select_ is None else None
-        self._set_selection(scores, support)
+        self._set_selection_tied(X, scores, support)
 
     def predict(self, X) -> np.ndarray:
         """Most probable component of each sample.

@@ -533,11 +533,11 @@ class L0KMeans(_BaseSparseKMeans):
         return np.unique(grid.astype(np.int64))
 
     def _fit(self, X, y_idx):
-        X = self._prepare(X)
+        raw, X = X, self._prepare(X)
         grid = self._grid(X.shape[1]) if self.n_features_to_select_ is None else None
         _, fit = self._fit_sparse(X, self.n_features_to_select_, grid)
         self._store(fit)
-        self._set_selection(fit.bcss, fit.weights > 0)
+        self._set_selection_tied(raw, fit.bcss, fit.weights > 0)
 
     def _fit_dask(self, X, y_idx):
         """``fit`` on a dask array, with Lloyd steps in dask (docs/dask.md)."""
@@ -697,7 +697,7 @@ class SparseKMeans(_BaseSparseKMeans):
                 f"SparseKMeans got wbound={self.wbound!r} and n_features_to_select="
                 f"{self.n_features_to_select!r}; give at most one of them."
             )
-        X = self._prepare(X)
+        raw, X = X, self._prepare(X)
         self._keep = self.n_features_to_select_
         if self._keep is not None:
             _, fit = self._fit_sparse(X, self._keep, None)
@@ -708,4 +708,4 @@ class SparseKMeans(_BaseSparseKMeans):
         self._store(fit)
         self.wbound_ = float(fit.weights.sum()) if self._keep is not None else float(value)
         support = None if self._keep is not None else fit.weights > 0
-        self._set_selection(fit.bcss, support)
+        self._set_selection_tied(raw, fit.bcss, support)

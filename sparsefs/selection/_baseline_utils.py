@@ -14,6 +14,7 @@ from sparsefs._kernels.l21 import (
     row_norms,
     selection_scores,
 )
+from sparsefs._kernels.smba import duplicate_column_groups, merge_duplicate_rows
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._sklearn_compat import Interval
@@ -104,10 +105,16 @@ class SparseLinearSelector(BaseSelector):
         res = self._solve(prep.X, Y, lam_max)
         warn_unconverged(self, res)
         lam = max(self.alpha * lam_max, 1e-300)
-        scores = selection_scores(res.coef, GroupL21Penalty().entry_closeness(res.grad, lam),
+        # exactly duplicated features: their rows of W enter the loss only through their sum,
+        # so the mean row keeps an optimum optimal (convex penalty; _kernels.smba
+        # merge_duplicate_rows) and gives the copies bit-identical rows and scores
+        groups = duplicate_column_groups(prep.X) if isinstance(prep.X, np.ndarray) else None
+        coef = merge_duplicate_rows(res.coef, groups)
+        grad = merge_duplicate_rows(res.grad, groups)
+        scores = selection_scores(coef, GroupL21Penalty().entry_closeness(grad, lam),
                                   prep.constant)
         unit = self._unit(prep)
-        self.coef_ = res.coef / unit
+        self.coef_ = coef / unit
         self.intercept_ = res.intercept
         self.alpha_max_ = float(lam_max) * unit
         self.n_iter_ = int(res.n_iter)
@@ -115,7 +122,7 @@ class SparseLinearSelector(BaseSelector):
         self.kkt_residual_ = float(res.kkt)
         support = None
         if self.n_features_to_select_ is None:
-            support = (row_norms(res.coef) > 0) & ~prep.constant
+            support = (row_norms(coef) > 0) & ~prep.constant
         self._set_selection(scores, support)
 
     def _unit(self, prep) -> float:

@@ -6,6 +6,7 @@ import numpy as np
 
 from sparsefs._kernels import rfs as _kernel
 from sparsefs._kernels.l21 import prepare_design, row_norms, selection_scores
+from sparsefs._kernels.smba import duplicate_column_groups, merge_duplicate_rows
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
 from sparsefs.utils._threads import one_blas_thread
@@ -133,13 +134,18 @@ class RFS(SparseLinearSelector):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        norms = row_norms(res.coef)
+        # exactly duplicated features: the mean of their rows keeps the optimum (the loss sees
+        # their sum, the l2,1 penalty is convex) and gives them bit-identical rows and scores
+        groups = duplicate_column_groups(prep.X) if isinstance(prep.X, np.ndarray) else None
+        res_coef = merge_duplicate_rows(res.coef, groups)
+        norms = row_norms(res_coef)
         nonzero = norms > ZERO_ROW * norms.max(initial=0.0)
-        coef = np.where(nonzero[:, None], res.coef, 0.0)
-        closeness = row_norms(prep.X.T @ res.dual) / max(gamma, 1e-300) - 1.0
+        coef = np.where(nonzero[:, None], res_coef, 0.0)
+        corr = merge_duplicate_rows(np.asarray(prep.X.T @ res.dual), groups)
+        closeness = row_norms(corr) / max(gamma, 1e-300) - 1.0
         scores = selection_scores(coef, closeness, prep.constant)
         unit = self._unit(prep)
-        self.coef_ = res.coef / unit
+        self.coef_ = res_coef / unit
         self.dual_coef_ = res.dual
         self.gamma_ = float(gamma) * unit
         self.gamma_max_ = float(gmax) * unit

@@ -26,18 +26,13 @@ from sparsefs.utils.estimator_checks import instances, small_problem
 #: methods whose scores separate exact copies by design (docs/contract.md, "Ties")
 SEPARATE_BY_DESIGN = {
     "mrmr": "the redundancy term penalises a copy of a selected feature",
+    "sparse_kos": "the kernel sees w_i^2 + w_i'^2 of two copies, the l1 penalty |w_i| + |w_i'|: "
+    "at a fixed sum of squares the penalty is smallest with all the weight on one copy",
 }
 
 #: stem -> (settings that fail, reason): known failures of methods this test does not own
 #: (issue #16); the settings are indices into the method's registry ``test_params``.
 KNOWN_FAILURES = {
-    "l0_kmeans": ((0,), "#16: L0KMeans scores of exact copies differ in the last bit"),
-    "l1_kmeans": ((0,), "#16: SparseKMeans scores of exact copies differ in the last bit"),
-    "penalized_gmm": ((0, 1), "#16: PenalizedGaussianMixture scores of exact copies differ in "
-                      "the last bit"),
-    "rfs": ((0, 1), "#16: RFS scores of exact copies differ in the last bits"),
-    "ll_l21": ((0,), "#16: LlL21 scores of exact copies differ in the last bits"),
-    "sparse_kos": ((0, 2), "#16: SparseKOSClassifier gives exact copies very different weights"),
     "class_specific": ((0, 1, 2), "#16: ClassSpecificSelector scores are rank-derived, copies "
                        "differ"),
     "class_specific_ensemble": ((0, 1), "#16: ClassSpecificEnsembleClassifier scores are "
