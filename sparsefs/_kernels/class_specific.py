@@ -22,6 +22,7 @@ __all__ = [
     "TIE_RULES",
     "combine_class_rankings",
     "ensemble_decision",
+    "tie_copies",
     "union_support",
     "vote_counts",
 ]
@@ -67,6 +68,24 @@ def combine_class_rankings(rankings: np.ndarray) -> np.ndarray:
     best = rankings.min(axis=0)
     total = rankings.sum(axis=0)
     return best * (c * p + 1) + total
+
+
+def tie_copies(rankings: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Each class's ranks with every group of identical columns at the group's best rank.
+
+    ``first[j]`` is the first column equal to column ``j`` (itself if none; e.g.
+    :func:`sparsefs._kernels.graphs.duplicate_column_groups`). Copies are equally good for
+    every class, so in :func:`combine_class_rankings` they get one key (ties by the lower
+    index). ``rankings`` itself when there is no copy.
+    """
+    rankings = np.asarray(rankings, dtype=np.int64)
+    first = np.asarray(first, dtype=np.intp)
+    if np.array_equal(first, np.arange(first.shape[0])):
+        return rankings
+    best = np.full(rankings.shape, np.iinfo(np.int64).max, dtype=np.int64)
+    for i in range(rankings.shape[0]):
+        np.minimum.at(best[i], first, rankings[i])
+    return best[:, first]
 
 
 def union_support(rankings: np.ndarray, m: int) -> np.ndarray:

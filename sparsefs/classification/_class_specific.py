@@ -15,10 +15,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sparsefs._kernels import class_specific_ensemble as _kernel
-from sparsefs._kernels.class_specific import combine_class_rankings, union_support
+from sparsefs._kernels.class_specific import union_support
 from sparsefs.base import BaseSelectingClassifier, resolve_n_features_to_select
 from sparsefs.selection._class_specific import (
     ClassSpecificSelector,
+    _tied_key,
     _with_params,
     smote_resample,
 )
@@ -307,8 +308,8 @@ class ClassSpecificEnsembleClassifier(BaseSelectingClassifier):
         self.class_features_ = features
         self.estimators_ = members
         self.n_features_per_class_ = int(m)
-        key = combine_class_rankings(rankings)
-        self._set_selection(-key.astype(np.float64), union_support(rankings, m))
+        support = union_support(rankings, m)
+        self._set_selection(-_tied_key(state["X"], rankings, support), support)
 
     def fit_path(
         self, X, y, n_features_grid: Sequence[int]

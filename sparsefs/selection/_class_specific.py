@@ -12,6 +12,8 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import class_specific as _kernel
+from sparsefs._kernels.graphs import duplicate_column_groups
+from sparsefs._kernels.ranking import rank_scores
 from sparsefs.base import BaseSelector
 from sparsefs.utils._sklearn_compat import StrOptions
 
@@ -94,6 +96,20 @@ def _ranking_of(est: Any, n_features: int) -> np.ndarray:
         raise RuntimeError(f"{type(est).__name__} ranked {ranking.shape} features, not "
                            f"{n_features}.")
     return ranking
+
+
+def _tied_key(X, rankings: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """The global sort key (float), exact copies of a column tied (``_kernel.tie_copies``)
+    when the union ``support`` stays a top set of the order (a copy on either side of it
+    keeps the copies' own ranks: the union is what the per-class subsets hold)."""
+    key = _kernel.combine_class_rankings(rankings).astype(np.float64)
+    tied_ranks = _kernel.tie_copies(rankings, duplicate_column_groups(X))
+    if tied_ranks is rankings:
+        return key
+    tied = _kernel.combine_class_rankings(tied_ranks).astype(np.float64)
+    if np.array_equal(rank_scores(-tied) <= support.sum(), support):
+        return tied
+    return key
 
 
 def _accepts_sparse(est: Any) -> bool:
@@ -331,8 +347,8 @@ class ClassSpecificSelector(BaseSelector):
         self.class_rankings_ = rankings
         self.class_supports_ = rankings <= m
         self.n_features_per_class_ = int(m)
-        key = _kernel.combine_class_rankings(rankings)
-        self._set_selection(-key.astype(np.float64), _kernel.union_support(rankings, m))
+        support = _kernel.union_support(rankings, m)
+        self._set_selection(-_tied_key(X, rankings, support), support)
 
     def class_features(self, i: int) -> np.ndarray:
         """The top-:math:`m` feature indices of class ``classes_[i]``, best first.

@@ -134,3 +134,14 @@ def test_union_of_per_class_top_m_is_a_top_set_of_the_combined_order(m):
     assert set(np.flatnonzero(mask).tolist()) == union
     order = np.argsort(combine_class_rankings(R), kind="stable")
     assert set(order[: len(union)].tolist()) == union
+
+
+def test_tie_copies_gives_each_group_its_best_rank_per_class():
+    """By hand: columns 0 and 2 are copies (first = [0, 1, 0]); class 0 ranks them 3 and 1,
+    class 1 ranks them 1 and 2 -> both get 1 in each class; no copies -> the same array."""
+    from sparsefs._kernels.class_specific import tie_copies
+
+    rankings = np.array([[3, 2, 1], [1, 3, 2]])
+    np.testing.assert_array_equal(tie_copies(rankings, np.array([0, 1, 0])),
+                                  [[1, 2, 1], [1, 3, 1]])
+    np.testing.assert_array_equal(tie_copies(rankings, np.arange(3)), rankings)
