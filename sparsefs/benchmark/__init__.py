@@ -1,9 +1,9 @@
-"""Deprecated alias of :mod:`sparsefs.harness` (the evaluation harness, renamed in 0.2).
+"""Deprecated alias of :mod:`sparsefs.harness` (the evaluation harness, renamed before 0.1.0).
 
 ``sparsefs.benchmark`` was easy to confuse with the speed scripts in ``benchmarks/``. Importing
 it, or any ``sparsefs.benchmark.<module>``, warns (``FutureWarning``) and gives the very module
 objects of ``sparsefs.harness`` (so ``isinstance`` checks and monkeypatches agree). The alias
-will be removed in 0.3; import ``sparsefs.harness`` instead.
+will be removed in 0.2; import ``sparsefs.harness`` instead.
 """
 
 import importlib
@@ -18,7 +18,7 @@ _OLD, _NEW = "sparsefs.benchmark", "sparsefs.harness"
 def _warn(name: str) -> None:
     warnings.warn(
         f"{name} is deprecated (renamed {_NEW + name[len(_OLD):]}); it will be removed in "
-        "sparsefs 0.3.",
+        "sparsefs 0.2.",
         FutureWarning,
         stacklevel=3,
     )
