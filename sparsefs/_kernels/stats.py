@@ -22,7 +22,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["ClassMoments", "class_moments", "one_hot", "sparse_class_sums"]
+__all__ = ["ClassMoments", "class_moments", "column_signatures", "one_hot", "sparse_class_sums"]
 
 # From this many entries (dense) or stored values (sparse), the pass runs on threads.
 _BLOCK_ELEMENTS = 1 << 20
@@ -119,6 +119,35 @@ def _csc_sums(data, indices, indptr, y_idx, start, stop, sums, sq_total):
             v = np.float64(data[t])
             sums[y_idx[indices[t]], j] += v
             sq_total[j] += v * v
+
+
+@numba.njit(cache=True, nogil=True)
+def _signature_pass(data, indices, indptr, by_column, nnz, s1, s2):
+    """Stored count, sum and sum of squares per column, each in storage order."""
+    for a in range(indptr.shape[0] - 1):
+        for t in range(indptr[a], indptr[a + 1]):
+            v = np.float64(data[t])
+            if v == 0.0:
+                continue  # an explicitly stored zero is a zero
+            j = a if by_column else indices[t]
+            nnz[j] += 1
+            s1[j] += v
+            s2[j] += v * v
+
+
+def column_signatures(X) -> np.ndarray:
+    """Per column of a CSR/CSC matrix: (nonzero count, sum, sum of squares), shape (p, 3).
+
+    One compiled pass, no copy of X. Each column's values are summed in the order they are
+    stored (row order for a canonical matrix), so two identical columns get bitwise-identical
+    signatures: the candidates of :func:`sparsefs._kernels.graphs.duplicate_column_groups`.
+    """
+    if X.format not in ("csr", "csc"):
+        X = sp.csr_array(X)
+    p = X.shape[1]
+    nnz, s1, s2 = np.zeros(p), np.zeros(p), np.zeros(p)
+    _signature_pass(X.data, X.indices, X.indptr, X.format == "csc", nnz, s1, s2)
+    return np.column_stack([nnz, s1 + 0.0, s2])
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,11 @@ class StabilitySelector(BaseSelector):
     would give; for penalised models it is the order of their fitted weights at the one
     penalty used.
 
+    **Exact copies.** Identical columns are one feature: each gets the frequency with which
+    any column of its group was selected (a top-:math:`k` base keeps only the first of two
+    tied copies at its cut-off). ``supports_``, ``q_``, the stability index and
+    ``frequency_path_`` count the columns as the base estimator selected them.
+
     **Stability index.** ``stability_index_`` is the estimator of Nogueira, Sechidis & Brown
     (2018) over the :math:`M` supports, with its 95% confidence interval
     (:func:`sparsefs.metrics.nogueira_index`).
@@ -453,7 +458,7 @@ class StabilitySelector(BaseSelector):
         supports, rankings, path_supports = self._run(X, y_idx, indices, seeds,
                                                       tuple(seed_keys), path)
 
-        counts = supports.sum(axis=0)
+        counts = _group_counts(X, supports)
         freq = counts / m
         n_selected = supports.sum(axis=1)
         q = float(n_selected.mean())
@@ -564,6 +569,22 @@ class StabilitySelector(BaseSelector):
         tags.input_tags.allow_nan = False
         tags.non_deterministic = bool(base_tags.non_deterministic)
         return tags
+
+
+def _group_counts(X, supports: np.ndarray) -> np.ndarray:
+    """How many resamples selected each column - or, for exact copies of a column, any member
+    of its group (copies are one feature to every method; a top-k base keeps only the first
+    of two tied copies at its cut-off, which would leave the other at frequency 0)."""
+    from sparsefs._kernels.graphs import duplicate_column_groups
+
+    counts = supports.sum(axis=0)
+    first = duplicate_column_groups(X)
+    if np.array_equal(first, np.arange(first.shape[0])):
+        return counts
+    hit = np.zeros(supports.shape, dtype=bool)
+    rows = np.nonzero(supports)
+    hit[rows[0], first[rows[1]]] = True
+    return hit[:, first].sum(axis=0)
 
 
 def _effective_n_jobs(n_jobs) -> int:

@@ -33,8 +33,6 @@ SEPARATE_BY_DESIGN = {
 #: stem -> (settings that fail, reason): known failures of methods this test does not own
 #: (issue #16); the settings are indices into the method's registry ``test_params``.
 KNOWN_FAILURES = {
-    "stability": ((1, 2), "#16: StabilitySelector (LaplacianScore / SparseCenterClassifier "
-                  "base) gives a copy selection frequency 0"),
     "knockoffs": ((0, 1), "#16: KnockoffSelector (one random knockoff per column) scores copies "
                   "apart"),
 }

@@ -202,3 +202,39 @@ def test_tie_duplicate_scores_averages_groups_and_leaves_singletons_exact():
     assert out[0] == out[3] == pytest.approx(0.3)
     np.testing.assert_array_equal(out[[1, 2, 4]], scores[[1, 2, 4]])
     np.testing.assert_array_equal(graphs.tie_duplicate_scores(X[:, :3], scores[:3]), scores[:3])
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "float32"])
+def test_duplicate_groups_prefilter_equals_the_exact_comparison(fmt):
+    """Above 2**20 entries (dense) or stored values (sparse) only columns of equal probes are
+    compared; reference: the exact comparison of all columns (``_exact_groups`` /
+    ``_sparse_exact_groups``). Copies, a near copy (one entry off by 1e-3), -0.0 against
+    0.0, and empty columns."""
+    rng = np.random.default_rng(3)
+    n, d = 3000, 420
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.9)
+    X[:, 10], X[:, 400] = X[:, 5], X[:, 5]
+    X[:, 11] = X[:, 6]
+    X[7, 11] += 1e-3
+    X[:, 12], X[:, 13] = 0.0, -0.0
+    X[:, 14] = -0.0 * X[:, 14]
+    if fmt == "float32":
+        X = X.astype(np.float32)
+    if fmt in ("csr", "csc"):
+        X = sp.csr_array(X) if fmt == "csr" else sp.csc_array(X)
+        assert X.nnz > graphs._DUPLICATE_EXACT_SIZE
+        expected = graphs._sparse_exact_groups(X)
+    else:
+        assert X.size > graphs._DUPLICATE_EXACT_SIZE
+        expected = graphs._exact_groups(X)
+    got = graphs.duplicate_column_groups(X)
+    np.testing.assert_array_equal(got, expected)
+    assert got[10] == got[400] == 5 and got[11] == 11 and got[13] == 12
+
+
+def test_column_signatures_by_hand():
+    from sparsefs._kernels.stats import column_signatures
+
+    X = sp.csr_array(np.array([[1.0, 0.0, 2.0], [3.0, 0.0, 0.0]]))
+    np.testing.assert_array_equal(column_signatures(X), [[2, 4, 10], [0, 0, 0], [1, 2, 4]])
+    np.testing.assert_array_equal(column_signatures(sp.csc_array(X)), column_signatures(X))
