@@ -335,9 +335,21 @@ def graph_smoothness(X, W) -> np.ndarray:
                 np.square(diff, out=diff)
                 out += w[start:stop] @ diff
         return out
-    Xc = _as_dense_block(X)
-    Xc = Xc - Xc.mean(axis=0)
     d = degrees(W)
+    if sp.issparse(X):  # dense column blocks of 2**20 entries (8 MB): never all of X dense
+        X = sp.csc_array(X)
+        width = max(1, (1 << 20) // max(X.shape[0], 1))
+        out = np.empty(X.shape[1])
+        for a in range(0, X.shape[1], width):
+            b = min(X.shape[1], a + width)
+            out[a:b] = _dense_smoothness(_as_dense_block(X[:, a:b]), W, d)
+        return out
+    return _dense_smoothness(_as_dense_block(X), W, d)
+
+
+def _dense_smoothness(Xc: np.ndarray, W, d: np.ndarray) -> np.ndarray:
+    """:func:`graph_smoothness` of a dense block of columns on a dense W."""
+    Xc = Xc - Xc.mean(axis=0)
     out = d @ (Xc * Xc) - np.einsum("ij,ij->j", Xc, W @ Xc)
     return np.maximum(out, 0.0)
 

@@ -109,7 +109,6 @@ def test_sparse_gives_the_dense_ranking(info, estimator, fmt):
 
 #: sparse fits owned elsewhere whose memory grows past the bound (not run: they can take GBs)
 DENSIFIED: dict[str, str] = {
-    "spec-0": "#18: SPEC's sparse fit peaks at ~2 dense copies of X (98 MB at 300 x 20000)",
     "smba-0": "#18: SMBA's solvers need X's row-space basis / Woodbury factor U = [X^T, 1], "
     "M x (n+1) dense for any input (800 MB at 1000 x 100000; C itself is M x M)",
 }
