@@ -12,6 +12,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import knockoffs as _kernel
+from sparsefs._kernels.graphs import duplicate_column_groups
 from sparsefs.base import BaseSelector
 from sparsefs.selection._error_control import _resolve_estimator, _scores_of
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
@@ -203,6 +204,11 @@ class KnockoffSelector(BaseSelector):
     in the simulations of Barber, Candès & Samworth (Ann. Statist. 48, 2020); no assumption is
     made about how the classes depend on the features.
 
+    Exact copies of a column are one hypothesis: the knockoffs and the filter see each group of
+    identical columns once (a copy would make the correlation singular and its knockoff
+    statistic noise), and every copy shares its original's statistic, score and selection.
+    The FDR statement is then over the distinct columns.
+
     References
     ----------
     .. [1] E. Candès, Y. Fan, L. Janson and J. Lv, "Panning for gold: model-X knockoffs for
@@ -328,8 +334,11 @@ class KnockoffSelector(BaseSelector):
         rng = check_random_state(self.random_state)
         gen = np.random.default_rng(rng.randint(np.iinfo(np.int32).max, size=4))
         Z, _, _ = _kernel.standardize(X)
-        # constant columns are not tested: W = 0 (neutral in the filter), ranked last
-        varying = np.flatnonzero(np.any(Z != 0, axis=0))
+        # constant columns are not tested: W = 0 (neutral in the filter), ranked last; exact
+        # copies of a column are one hypothesis: tested once, the copy shares the statistic
+        first = duplicate_column_groups(X)
+        copy = first != np.arange(p)
+        varying = np.flatnonzero(np.any(Z != 0, axis=0) & ~copy)
         Z = np.ascontiguousarray(Z[:, varying])
         pv = varying.shape[0]
         W = np.zeros((self.n_draws, p))
@@ -375,6 +384,12 @@ class KnockoffSelector(BaseSelector):
             self.threshold_ = float(e[selected].min()) if selected.any() else np.inf
         constant = np.ones(p, dtype=bool)
         constant[varying] = False
+        if copy.any():
+            src = first[copy]
+            W[:, copy] = W[:, src]
+            scores[copy], selected[copy], constant[copy] = scores[src], selected[src], constant[src]
+            if self.evalues_ is not None:
+                self.evalues_[copy] = self.evalues_[src]
         scores[constant] = -np.inf
         if self.n_features_to_select_ is None:
             self.n_features_to_select_ = int(selected.sum())

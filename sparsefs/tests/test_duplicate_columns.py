@@ -33,8 +33,6 @@ SEPARATE_BY_DESIGN = {
 #: stem -> (settings that fail, reason): known failures of methods this test does not own
 #: (issue #16); the settings are indices into the method's registry ``test_params``.
 KNOWN_FAILURES = {
-    "knockoffs": ((0, 1), "#16: KnockoffSelector (one random knockoff per column) scores copies "
-                  "apart"),
 }
 
 #: (original, copy) pairs: columns 2 and 5 carry the signal, 0 is noise
