@@ -32,8 +32,7 @@ SEPARATE_BY_DESIGN = {
 
 #: stem -> (settings that fail, reason): known failures of methods this test does not own
 #: (issue #16); the settings are indices into the method's registry ``test_params``.
-KNOWN_FAILURES = {
-}
+KNOWN_FAILURES: dict[str, tuple[tuple[int, ...], str]] = {}
 
 #: (original, copy) pairs: columns 2 and 5 carry the signal, 0 is noise
 PAIRS = ((2, 8), (5, 9), (0, 10))
