@@ -69,3 +69,29 @@ def test_exact_copies_tie_and_the_original_ranks_first(info, est):
                 f"{info.name}: scores of exact copies differ: {scores[original]!r} vs "
                 f"{scores[copy]!r}"
             )
+
+
+def test_tied_selection_keeps_a_support_that_the_tie_would_split():
+    """``_set_selection_tied`` by hand: copies 0 and 2 (scores 3.0 and 2.9999999999999996 from
+    rounding) get their mean when the method's support stays a top set of the tied order; a support
+    that holds only the copy keeps the computed scores."""
+    from sparsefs.base import _SparseEstimatorBase
+
+    class _Stub(_SparseEstimatorBase):
+        _supervised = False
+
+    X = np.array([[1.0, 5.0, 1.0, 0.0], [2.0, 1.0, 2.0, 1.0], [4.0, 0.0, 4.0, 3.0]])
+    raw = np.array([3.0, 1.0, np.nextafter(3.0, 0.0), 2.0])
+    est = _Stub()
+    est.n_features_in_, est.n_features_to_select_ = 4, None
+    est._set_selection_tied(X, raw, np.array([True, False, True, False]))
+    assert est.scores_[0] == est.scores_[2] and est.ranking_[0] < est.ranking_[2]
+    est._set_selection_tied(X, raw, np.array([True, False, False, False]))
+    assert est.scores_[0] == est.scores_[2]  # the original alone is still a top set
+    swapped = raw[[2, 1, 0, 3]]  # the copy scored (by rounding) above its original
+    est._set_selection_tied(X, swapped, np.array([False, False, True, False]))
+    np.testing.assert_array_equal(est.scores_, swapped)
+    est.n_features_to_select_ = 1
+    est._set_selection_tied(X, raw)
+    assert est.scores_[0] == est.scores_[2] and est.support_.tolist() == [True, False, False,
+                                                                          False]
