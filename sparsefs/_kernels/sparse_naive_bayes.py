@@ -98,11 +98,16 @@ def _dense_class_sums(X, y_idx, n_classes, threshold, binary):
 
 
 @numba.njit(cache=True, nogil=True)
-def _csr_class_sums(data, indices, indptr, y_idx, n_classes, n_features, threshold, binary):
+def _sparse_class_sums(data, indices, indptr, y_idx, n_classes, n_features, threshold, binary,
+                       by_column):
+    """CSR (``by_column=False``: rows outer) or CSC (columns outer), read as stored."""
     out = np.zeros((n_classes, n_features))
-    for i in range(indptr.shape[0] - 1):
-        c = y_idx[i]
-        for t in range(indptr[i], indptr[i + 1]):
+    for a in range(indptr.shape[0] - 1):
+        for t in range(indptr[a], indptr[a + 1]):
+            if by_column:
+                c, j = y_idx[indices[t]], a
+            else:
+                c, j = y_idx[a], indices[t]
             v = data[t]
             if binary:
                 # stored entries above the threshold are ones; for a negative threshold the
@@ -110,11 +115,11 @@ def _csr_class_sums(data, indices, indptr, y_idx, n_classes, n_features, thresho
                 # below it are the "not one" ones (counted here, with a minus sign)
                 if threshold >= 0.0:
                     if v > threshold:
-                        out[c, indices[t]] += 1.0
+                        out[c, j] += 1.0
                 elif v <= threshold:
-                    out[c, indices[t]] -= 1.0
+                    out[c, j] -= 1.0
             else:
-                out[c, indices[t]] += v
+                out[c, j] += v
     return out
 
 
@@ -144,10 +149,11 @@ def _class_sums(X, y_idx, n_classes, threshold, *, binary):
     y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
     _n, p = X.shape
     if sp.issparse(X):
-        if X.format != "csr":
-            X = sp.csr_array(X)  # CSC -> CSR: one copy of the structure, X stays sparse
-        out = _csr_class_sums(
-            X.data, X.indices, X.indptr, y_idx, n_classes, p, threshold, binary
+        if X.format not in ("csr", "csc"):
+            X = sp.csr_array(X)
+        out = _sparse_class_sums(
+            X.data, X.indices, X.indptr, y_idx, n_classes, p, threshold, binary,
+            X.format == "csc",
         )
         if binary and threshold < 0:
             out += np.bincount(y_idx, minlength=n_classes).astype(np.float64)[:, None]

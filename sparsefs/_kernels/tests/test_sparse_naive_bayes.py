@@ -151,3 +151,20 @@ def test_class_counts_every_format(threshold, fmt):
     np.testing.assert_array_equal(K.binary_class_counts(Xf, y, 3, threshold), expected)
     tol = 1e-6 if fmt == "float32" else 1e-12
     np.testing.assert_allclose(K.class_count_sums(Xf, y, 3), sums, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("threshold", [-0.5, 0.0, 0.5])
+def test_class_counts_read_csc_and_csr_as_stored(threshold):
+    """Reference: the dense counts of the same matrix (numpy, brute force), for CSR and for
+    CSC read column by column (no conversion), the implicit zeros counted for a negative
+    threshold."""
+    from sparsefs._kernels.sparse_naive_bayes import binary_class_counts, class_count_sums
+
+    rng = np.random.default_rng(5)
+    X = rng.poisson(0.7, (40, 9)).astype(np.float64) * (rng.random((40, 9)) < 0.5)
+    y = rng.integers(0, 3, 40)
+    sums = np.vstack([X[y == c].sum(axis=0) for c in range(3)])
+    ones = np.vstack([(X[y == c] > threshold).sum(axis=0) for c in range(3)]).astype(float)
+    for S in (sp.csr_array(X), sp.csc_array(X)):
+        np.testing.assert_array_equal(class_count_sums(S, y, 3), sums)
+        np.testing.assert_array_equal(binary_class_counts(S, y, 3, threshold), ones)
