@@ -93,6 +93,8 @@ from numba import njit
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import dgemm, dsyrk
 
+from sparsefs._kernels.graphs import duplicate_column_groups as _column_groups
+
 __all__ = [
     "ADMMBlockResult",
     "SMBAResult",
@@ -1177,16 +1179,20 @@ def smba_group_lasso(
 
 def duplicate_column_groups(X: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Groups of exactly equal columns of X: ``(inverse, counts)`` (``inverse[j]`` the group of
-    column j, ``counts[g]`` its size), or ``None`` when every column is distinct.
+    column j, numbered in the order of the groups' first columns, ``counts[g]`` its size), or
+    ``None`` when every column is distinct.
 
-    ``-0.0`` and ``0.0`` are the same value here.
+    The partition of :func:`sparsefs._kernels.graphs.duplicate_column_groups` (``-0.0`` and
+    ``0.0`` are the same value; no copy of X), in the form :func:`merge_duplicate_rows` takes.
     """
     if X.shape[1] < 2:
         return None
-    _, inverse, counts = np.unique(X + 0.0, axis=1, return_inverse=True, return_counts=True)
-    if counts.max() == 1:
+    first = _column_groups(X)
+    if np.array_equal(first, np.arange(first.shape[0])):
         return None
-    return np.asarray(inverse).ravel(), counts
+    _, inverse = np.unique(first, return_inverse=True)  # groups numbered 0..G-1
+    inverse = inverse.ravel()
+    return inverse, np.bincount(inverse)
 
 
 def merge_duplicate_rows(A: np.ndarray, groups: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
