@@ -101,6 +101,42 @@ def _shifted_block(X, y_idx, first, c0, c1, means, m2):
 
 
 @numba.njit(cache=True, nogil=True)
+def _shifted_columns(X, y_idx, first, c0, c1, means, m2):
+    """:func:`_shifted_block` for Fortran-ordered X: column by column, each read contiguously,
+    with the same operations per column in the same row order."""
+    n = X.shape[0]
+    n_classes = first.shape[0]
+    counts = np.zeros(n_classes)
+    for i in range(n):
+        counts[y_idx[i]] += 1.0
+    sh = np.zeros(n_classes)
+    s0 = np.zeros(n_classes)
+    s1 = np.zeros(n_classes)
+    s2 = np.zeros(n_classes)
+    for j in range(c0, c1):
+        col = X[:, j]
+        for c in range(n_classes):
+            sh[c] = np.float64(col[first[c]]) if first[c] >= 0 else 0.0
+            s0[c] = 0.0
+            s1[c] = 0.0
+            s2[c] = 0.0
+        for i in range(n):
+            c = y_idx[i]
+            v = np.float64(col[i])
+            d = v - sh[c]
+            s0[c] += v
+            s1[c] += d
+            s2[c] += d * d
+        for c in range(n_classes):
+            if counts[c] == 0.0:
+                continue
+            inv = 1.0 / counts[c]
+            s = s1[c]
+            m2[c, j] = max(s2[c] - s * s * inv, 0.0)
+            means[c, j] = s0[c] / counts[c]
+
+
+@numba.njit(cache=True, nogil=True)
 def _csr_sums(data, indices, indptr, y_idx, start, stop, sums, sq_total):
     for i in range(start, stop):
         c = y_idx[i]
@@ -216,8 +252,13 @@ def sparse_class_sums(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray,
 def _dense_moments(X, y_idx: np.ndarray, n_classes: int):
     """``(means, within_ss)`` of dense X (shifted sums), threads over column blocks."""
     n, p = X.shape
-    if not X.flags.c_contiguous:
+    # C order: rows streamed; Fortran order (pandas, column stacks): columns streamed, the
+    # same arithmetic per column in the same row order (bitwise the same moments); other
+    # strides are copied once
+    by_column = X.flags.f_contiguous and not X.flags.c_contiguous
+    if not (X.flags.c_contiguous or by_column):
         X = np.ascontiguousarray(X)
+    kernel = _shifted_columns if by_column else _shifted_block
     y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
     first = np.full(n_classes, -1, dtype=np.intp)
     present, at = np.unique(y_idx, return_index=True)  # each class's first row
@@ -228,7 +269,7 @@ def _dense_moments(X, y_idx: np.ndarray, n_classes: int):
     cols = np.linspace(0, p, n_threads + 1).astype(np.intp)
 
     def run(t):
-        _shifted_block(X, y_idx, first, cols[t], cols[t + 1], means, m2)
+        kernel(X, y_idx, first, cols[t], cols[t + 1], means, m2)
 
     _map_threads(run, n_threads)
     return means, m2.sum(axis=0)
