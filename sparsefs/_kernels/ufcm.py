@@ -62,8 +62,11 @@ __all__ = [
     "CenteredSparse",
     "UFCMResult",
     "best_candidate",
+    "certified_shift",
     "cluster_means",
+    "correlation_screen",
     "data_scale",
+    "hinted_shift",
     "inverse_shift",
     "isometric_coordinates",
     "kmeans",
@@ -73,6 +76,7 @@ __all__ = [
     "prepare_data",
     "resolve_solver",
     "reweight",
+    "screened_columns",
     "smoothing_eps",
     "ufcm",
     "w_inverse_operator",
@@ -354,6 +358,108 @@ def isometric_coordinates(Xc: np.ndarray) -> np.ndarray:
     gram = Xc.row_gram() if isinstance(Xc, CenteredSparse) else Xc @ Xc.T
     vals, vecs = linalg.eigh(gram, check_finite=False)
     return vecs * np.sqrt(np.clip(vals, 0.0, None))
+
+
+# correlation_screen works on column blocks of about this many float64 entries (32 MB)
+_SCREEN_BLOCK_ENTRIES = 1 << 22
+#: screened_columns keeps the features whose screen exceeds the median by this many robust
+#: standard deviations (1.4826 x the median absolute deviation) ...
+SCREEN_Z = 3.0
+#: ... at least ``2 * n_clusters`` and at most this many of them
+SCREEN_MAX_COLUMNS = 1000
+
+
+def _col_sq_sums(Xc) -> np.ndarray:
+    if isinstance(Xc, CenteredSparse):
+        return Xc.col_sq_sums()
+    return np.einsum("ij,ij->j", Xc, Xc)
+
+
+def _dense_columns(Xc, cols: np.ndarray, csc=None) -> np.ndarray:
+    """The centred columns ``cols`` of ``Xc`` as a dense ``n x len(cols)`` array."""
+    if isinstance(Xc, CenteredSparse):
+        return (csc[:, cols].toarray() - Xc.mean[cols]).astype(np.float64, copy=False)
+    return np.asarray(Xc[:, cols], dtype=np.float64)
+
+
+def correlation_screen(Xc, *, _csc=None) -> np.ndarray:
+    r"""Each feature's sum of squared correlations with all features, :math:`(C^2)_{jj}`.
+
+    :math:`s_j = \sum_k r_{jk}^2` with :math:`r_{jk}` the Pearson correlation of columns j and k
+    of the centred data (:math:`s_j \ge 1`, from :math:`r_{jj} = 1`). Without shared structure
+    every :math:`s_j` is about :math:`1 + (d-1)/n`; a feature that moves with others - a block
+    of features carrying the same cluster structure - stands out above that level. The statistic
+    is scale-free: multiplying any column by a nonzero constant leaves every :math:`s_j`
+    unchanged. :math:`s_j = z_j^\top Z Z^\top z_j` with the unit-norm columns :math:`Z`, so for
+    wide data it is computed from the ``n x n`` Gram :math:`ZZ^\top` (:math:`O(n^2 d)`), for
+    tall data from column blocks of :math:`Z^\top Z` (:math:`O(n d^2)`); memory is bounded by
+    blocks of about :math:`2^{22}` entries besides the Gram. Zero columns score 0.
+
+    Parameters
+    ----------
+    Xc : ndarray of shape (n_samples, n_features) or CenteredSparse
+        Centred data (:func:`prepare_data`).
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    n, d = Xc.shape
+    sq = _col_sq_sums(Xc)
+    inv = np.zeros(d)
+    np.divide(1.0, sq, out=inv, where=sq > 0.0)
+    scores = np.zeros(d)
+    if d == 0 or n == 0:
+        return scores
+    sparse = isinstance(Xc, CenteredSparse)
+    csc = (Xc.X.tocsc() if _csc is None else _csc) if sparse else None
+    width = max(1, min(d, _SCREEN_BLOCK_ENTRIES // max(n, d)))
+    if n < d:
+        gram = Xc.row_gram(inv) if sparse else (Xc * inv) @ Xc.T  # Z Z^T
+        for start in range(0, d, width):
+            cols = np.arange(start, min(start + width, d))
+            block = _dense_columns(Xc, cols, csc)
+            scores[cols] = np.einsum("ij,ij->j", block, gram @ block) * inv[cols]
+    else:
+        for start in range(0, d, width):
+            cols = np.arange(start, min(start + width, d))
+            cross = Xc.T @ _dense_columns(Xc, cols, csc)  # x_k . x_j, d x len(cols)
+            scores[cols] = np.einsum("kj,kj,k->j", cross, cross, inv) * inv[cols]
+    return scores
+
+
+def screened_columns(Xc, n_clusters: int) -> np.ndarray:
+    r"""The features that stand out in :func:`correlation_screen`, as unit-norm dense columns.
+
+    Keeps the features whose screen exceeds the median by ``SCREEN_Z`` robust standard
+    deviations (:math:`1.4826\,\mathrm{MAD}`), the highest first, at least
+    :math:`\min(2c, d)` and at most ``SCREEN_MAX_COLUMNS`` (ties by the lower index); returns
+    them divided by their norms (``n x m``), so that k-means on them ignores the features'
+    units. UFCM's ``init="screen"`` starts from k-means on these columns: in data with many
+    independent noise features (d >> n), k-means on all features returns labels that the noise
+    fits as well as any, and the alternation cannot leave them (``docs/methods/ufcm.md``).
+
+    Parameters
+    ----------
+    Xc : ndarray of shape (n_samples, n_features) or CenteredSparse
+        Centred data without constant columns.
+    n_clusters : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples, m)
+    """
+    d = Xc.shape[1]
+    csc = Xc.X.tocsc() if isinstance(Xc, CenteredSparse) else None  # column access, once
+    scores = correlation_screen(Xc, _csc=csc)
+    med = float(np.median(scores))
+    spread = 1.4826 * float(np.median(np.abs(scores - med)))
+    m = int(np.count_nonzero(scores > med + SCREEN_Z * spread))
+    m = min(max(m, 2 * n_clusters), SCREEN_MAX_COLUMNS, d)
+    top = np.argsort(-scores, kind="stable")[:m]
+    block = _dense_columns(Xc, top, csc)
+    norms = np.sqrt(_col_sq_sums(Xc)[top])
+    return block / np.where(norms > 0.0, norms, 1.0)
 
 
 def data_scale(Xc: np.ndarray) -> float:
@@ -699,8 +805,74 @@ def inverse_shift(
     return bound + (margin if margin > 0 else 1.0)
 
 
+# A shift from the previous W-step's eigenvalues lies this share of their spread (or of the top
+# eigenvalue's magnitude, if larger) above the top one; it must pass certified_shift.
+_HINT_MARGIN = 0.2
+# certified_shift accepts sigma when the n x n test matrix's top eigenvalue is below 1 - this
+_CERTIFY_SLACK = 1e-6
+
+
+def _shifted_gram(Xc, beta_d: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""``inv = 1 / (beta d + sigma)`` and :math:`M = X \operatorname{diag}(inv) X^\top`."""
+    inv = 1.0 / (np.asarray(beta_d, dtype=np.float64) + sigma)
+    if not np.all(inv > 0) or not np.all(np.isfinite(inv)):
+        raise ValueError(f"sigma={sigma!r} must exceed -beta*d_ii for every feature.")
+    M = Xc.row_gram(inv) if isinstance(Xc, CenteredSparse) else (Xc * inv) @ Xc.T
+    return inv, M
+
+
+def certified_shift(
+    Xc, labels: np.ndarray, alpha: float, beta_d: np.ndarray, sigma: float
+) -> np.ndarray | None:
+    r"""Whether :math:`\sigma > \lambda_{\max}(A)`, decided in ``n`` dimensions; its ``M`` if so.
+
+    With :math:`\Lambda = \operatorname{diag}(\beta d) + \sigma I \succ 0` and a factor
+    :math:`C` with :math:`B \preceq CC^\top` (:math:`C = P_U + \sqrt{1-\alpha}\,L_U`, so
+    :math:`CC^\top = B`, for :math:`\alpha \le 1`; :math:`C = P_U \succeq B` for
+    :math:`\alpha > 1`), :math:`A - \sigma I \preceq X^\top CC^\top X - \Lambda
+    = \Lambda^{1/2}(GG^\top - I)\Lambda^{1/2}` with :math:`G = \Lambda^{-1/2}X^\top C`.
+    By Sylvester's law of inertia the right-hand side is negative definite iff every
+    eigenvalue of :math:`G^\top G = C^\top M C` (``n x n``, :math:`M = X\Lambda^{-1}X^\top`)
+    is below 1. Exact for :math:`\alpha \le 1`, sufficient otherwise; accepted with a
+    relative slack of ``1e-6``. Returns :math:`M` (reused by :func:`w_inverse_operator`) when
+    the test passes, ``None`` when it fails or :math:`\Lambda` is not positive.
+    """
+    if not np.all(np.asarray(beta_d) + sigma > 0):
+        return None
+    _, M = _shifted_gram(Xc, beta_d, sigma)
+    average = _averaging(labels)
+    within = np.sqrt(max(1.0 - alpha, 0.0))
+
+    def apply_c(Z: np.ndarray) -> np.ndarray:
+        mean = average(Z)
+        return mean + within * (Z - mean) if within else mean
+
+    T = apply_c(apply_c(M).T)
+    top = float(linalg.eigvalsh(0.5 * (T + T.T), check_finite=False)[-1])
+    return M if top < 1.0 - _CERTIFY_SLACK else None
+
+
+def hinted_shift(eigenvalues: np.ndarray) -> float:
+    r"""A shift just above the previous W-step's eigenvalues (to be certified).
+
+    :math:`\lambda_1 + 0.2\max(\lambda_1 - \lambda_{d'}, |\lambda_1|)`. Lanczos on
+    :math:`(\sigma I - A)^{-1}` separates the wanted eigenvalues by the ratios
+    :math:`(\sigma - \lambda_{d'+1}) / (\sigma - \lambda_{d'})`, which the Weyl bound of
+    :func:`inverse_shift` - far above the spectrum once the penalty has removed most features -
+    pushes towards 1 (about 100 products per W-step at 200 x 10^4 against about 20 here).
+    """
+    vals = np.asarray(eigenvalues, dtype=np.float64)
+    top = float(vals.max())
+    return top + _HINT_MARGIN * max(top - float(vals.min()), abs(top))
+
+
 def w_inverse_operator(
-    Xc: np.ndarray, labels: np.ndarray, alpha: float, beta_d: np.ndarray, sigma: float
+    Xc: np.ndarray,
+    labels: np.ndarray,
+    alpha: float,
+    beta_d: np.ndarray,
+    sigma: float,
+    gram: np.ndarray | None = None,
 ) -> LinearOperator:
     r"""The shift-inverted W-step matrix :math:`(\sigma I - A)^{-1}`, matrix-free (wide data).
 
@@ -726,18 +898,19 @@ def w_inverse_operator(
     alpha : float
     beta_d : ndarray of shape (n_features,)
     sigma : float
-        Above the largest eigenvalue of :math:`A` (see :func:`inverse_shift`).
+        Above the largest eigenvalue of :math:`A` (see :func:`inverse_shift` and
+        :func:`certified_shift`).
+    gram : ndarray of shape (n_samples, n_samples), optional
+        :math:`M` for this ``sigma`` if the caller has it (:func:`certified_shift`).
 
     Returns
     -------
     scipy.sparse.linalg.LinearOperator of shape (n_features, n_features)
     """
     n_samples, n_features = Xc.shape
-    inv = 1.0 / (np.asarray(beta_d, dtype=np.float64) + sigma)
-    if not np.all(inv > 0) or not np.all(np.isfinite(inv)):
-        raise ValueError(f"sigma={sigma!r} must exceed -beta*d_ii for every feature.")
+    inv, M = _shifted_gram(Xc, beta_d, sigma) if gram is None else (
+        1.0 / (np.asarray(beta_d, dtype=np.float64) + sigma), gram)
     apply_b = _apply_b(labels, alpha)
-    M = Xc.row_gram(inv) if isinstance(Xc, CenteredSparse) else (Xc * inv) @ Xc.T
     lu = linalg.lu_factor(np.eye(n_samples) - apply_b(M).T, check_finite=False)
 
     def matmat(V: np.ndarray) -> np.ndarray:
@@ -830,6 +1003,7 @@ def w_step(
     tol: float = 0.0,
     shift_invert: bool | None = None,
     factor: np.ndarray | None = None,
+    shift_hint: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Solve :math:`\max_{W^\top W = I} \operatorname{Tr}(W^\top A W)` (eqs. 12-13).
 
@@ -863,6 +1037,11 @@ def w_step(
         fails too, LAPACK's ``eigh`` on the formed matrix (the result is the same subspace).
     factor : ndarray of shape (n_samples, n_samples), optional
         :func:`isometric_coordinates` of ``Xc``, reused by the shift-invert across W-steps.
+    shift_hint : ndarray, optional
+        The previous W-step's eigenvalues: the shift-invert then tries :func:`hinted_shift`,
+        used only if :func:`certified_shift` proves it above the spectrum (else the Weyl bound
+        of :func:`inverse_shift`). Either way the operator is exact; the hint only makes
+        Lanczos converge in fewer products.
 
     Returns
     -------
@@ -889,8 +1068,13 @@ def w_step(
         for inverted in (shift_invert, True) if not shift_invert else (True,):
             target = op
             if inverted:
-                sigma = inverse_shift(Xc, labels, alpha, beta_d, factor)
-                target = w_inverse_operator(Xc, labels, alpha, beta_d, sigma)
+                gram = None
+                if shift_hint is not None and len(shift_hint):
+                    sigma = hinted_shift(shift_hint)
+                    gram = certified_shift(Xc, labels, alpha, beta_d, sigma)
+                if gram is None:
+                    sigma = inverse_shift(Xc, labels, alpha, beta_d, factor)
+                target = w_inverse_operator(Xc, labels, alpha, beta_d, sigma, gram)
             ncv = min(n_features, max(2 * n_components + 1, 20 if inverted else _NCV_MIN))
             try:
                 _, vecs = eigsh(target, k=n_components, which="LA", v0=v0, tol=tol, ncv=ncv)
@@ -1047,10 +1231,10 @@ def ufcm(
     if factor is None and wide and resolve_solver(solver, *Xc.shape, n_components) == "arpack":
         factor = isometric_coordinates(Xc)
 
-    def step(d_weights: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def step(d_weights: np.ndarray, start: np.ndarray, hint=None) -> tuple[np.ndarray, np.ndarray]:
         return w_step(
             Xc, labels, alpha, beta * d_weights, n_components, solver=solver, v0=start,
-            factor=factor if wide else None,
+            factor=factor if wide else None, shift_hint=hint,
         )
 
     W, vals = step(np.ones(n_features), v0)
@@ -1069,7 +1253,7 @@ def ufcm(
         size = float(np.linalg.norm(start))
         # the columns of W can cancel (sum 0): then the random start alone
         start = start / size + _V0_NOISE * v0 if size > 0.0 else v0
-        W, vals = step(d_weights, start)
+        W, vals = step(d_weights, start, vals)
         history.append(objective(Xc, W, labels, alpha, beta, p, eps))
         if callback is not None:
             callback(n_iter, W, labels)

@@ -88,9 +88,10 @@ class UFCM(BaseSelector):
         fixed point that noise dominates when d >> n.
     beta_scale : {"relative", "absolute"}, default="relative"
         ``"relative"``: ``beta`` is in units of the mean per-feature scatter (above).
-        ``"absolute"``: ``beta`` is used as written, in the units of X (the paper's grids,
-        e.g. ``beta`` in 10^-6..10^6, for reproductions); the fit then depends on the scale
-        of X, as the paper's objective does.
+        ``"absolute"``: ``beta`` is used as written, in the units of the data fitted (the
+        z-scores with ``standardize=True``, else X's; the paper's grids, e.g. ``beta`` in
+        10^-6..10^6, for reproductions); with ``standardize=False`` the fit then depends on
+        the scale of X, as the paper's objective does.
     p : float in (0, 2], default=0.5
         Exponent of the :math:`\ell_{2,p}` penalty; the lower, the sparser the rows.
     n_restarts : int >= 0, default=10
@@ -109,29 +110,34 @@ class UFCM(BaseSelector):
         ascent has a slow tail (relative changes of 1e-4 to 2e-5 over tens of iterations at
         d = 10^4); 1e-4 gave the same selection as 1e-5 on the issue #16 designs in half the
         iterations (47 against 100 = max_iter, 27 against 51).
-    standardize : bool, default=False
+    standardize : bool, default=True
         z-score every feature before the fit (centre, divide by the standard deviation), so
-        the selection does not depend on the features' units. UFCM's scores grow with a
-        feature's scale (the data terms are scatters), so on raw data a low-variance feature
-        cannot outrank unit-variance noise - but a feature's variance is also signal: on the
-        embedded default with N(0, 1) noise the fit keeps 9/13 wine features raw and 12/13
-        standardised, while on the issue #16 planted design (unit-variance noise, planted
-        features with variance 1.75) it keeps 60/60 raw and 0/60 standardised
-        (``docs/methods/ufcm.md``). ``False`` (the paper's setting) centres X only;
-        ``beta`` is relative to the scatter either way. ``objective_`` is in the units of
-        the data fitted.
-    init : {"best", "kmeans", "spectral"}, default="best"
+        the selection does not depend on the features' units (the spec's recommendation,
+        ``specs/ufcm.md`` B.8). UFCM's data terms are scatters, so on the raw scale a
+        feature's score grows with its variance and a low-variance feature cannot outrank
+        unit-variance noise: on the embedded default with N(0, 1) noise the fit keeps 12/13
+        wine features standardised and 9/13 raw (``docs/methods/ufcm.md``). ``False`` centres
+        X only (the paper assumes centred data; whether it scaled is not known): use it when
+        a feature's variance is itself the signal and the units are shared. ``beta`` is
+        relative to the scatter either way; ``objective_`` is in the units of the data
+        fitted (the z-scores by default).
+    init : {"best", "kmeans", "spectral", "screen"}, default="best"
         The initial pseudo-labels. ``"kmeans"``: k-means on the data (the paper's "U is
         initialized by K-means"). ``"spectral"``: spectral clustering of the samples' kNN graph
-        (``SPECTRAL_NEIGHBORS`` = 10 neighbours, binary weights). ``"best"``: both, keeping the
-        fit with the higher final objective (twice the cost). The alternation is a local
-        ascent from these labels, and the k-means start can end far below: on the standardised
-        embedded default, seeds 0-4, it ended at objectives -54, -66, 264, 175, 216 with
-        1, 1, 11, 12, 12 of the 13 wine features, ``"best"`` at 175-264 with 11-12 every time;
-        on the issue #16 planted design (200 x 10^4) the k-means start ends at 1883 and 3848
-        (seeds 0, 1), ``"best"`` at 4822 and 5271 (60/60 planted all four). Once it cost
-        features: 35/40 against 37/40 at 120 x 3000 (objective 1750 against 1221); see
-        ``docs/methods/ufcm.md``.
+        (``SPECTRAL_NEIGHBORS`` = 10 neighbours, binary weights). ``"screen"``: k-means on the
+        features that move with others - those whose sum of squared correlations with all
+        features stands out (3 robust standard deviations above the median; at least
+        ``2 * n_clusters``, at most 1000), in unit norm
+        (``sparsefs._kernels.ufcm.screened_columns``); scale-free. ``"best"``: all three,
+        keeping the fit with the highest final objective (three times the cost; the k-means
+        fit comes first and is ``init="kmeans"``'s own, so ``"best"`` never ends below it).
+        The alternation is a local ascent from these labels: when d >> n, k-means on all
+        features returns labels that noise fits as well as any, a fixed point the alternation
+        cannot leave. On the issue #16 planted design at 120 x 3000 (standardised) the k-means
+        start ends at objective -378.7 with 1/40 planted features, the screen start at 433.7
+        with 40/40 (as from the true clusters); on the embedded default, seeds 0-4, the
+        k-means start alone keeps 1, 1, 11, 12, 12 of 13 wine features, ``"best"``
+        12, 12, 11, 12, 12 (``docs/methods/ufcm.md``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
         The W-step's eigensolver. ``"arpack"``: implicitly restarted Lanczos
         (``scipy.sparse.linalg.eigsh``) on a matrix-free operator, :math:`O(nd)` per product -
@@ -172,7 +178,7 @@ class UFCM(BaseSelector):
     n_components_ : int
         The :math:`d'` used.
     init_ : str
-        The start whose fit was kept (``"kmeans"`` or ``"spectral"``).
+        The start whose fit was kept (``"kmeans"``, ``"spectral"`` or ``"screen"``).
     beta_ : float
         The absolute penalty weight used, :math:`\beta\,\sigma` in the units of the input
         (``inf`` or 0 only for data near 1e+-300, where the fit itself runs rescaled).
@@ -186,14 +192,15 @@ class UFCM(BaseSelector):
     -----
     Interpretations where the paper is silent (all documented in ``docs/methods/ufcm.md``):
 
-    * **Centring, scaling.** X is centred internally (the paper assumes centred data) and,
-      on request, standardised (``standardize``); scatter matrices are sums over samples, not
+    * **Centring, scaling.** X is centred internally (the paper assumes centred data) and, by
+      default, standardised (``standardize``); scatter matrices are sums over samples, not
       means; ``beta`` is relative to the mean per-feature scatter (:math:`n` after
       standardising).
     * **Initialisation.** :math:`U` from k-means on the centred data (best of ``n_restarts``,
       at least 1; run on the samples' coordinates in their own span, which have the same
-      distances), :math:`D = I`, then :math:`W` from the W-step. By default (``init``) a
-      second fit starts from spectral clustering and the higher final objective is kept.
+      distances), :math:`D = I`, then :math:`W` from the W-step. By default (``init``) two
+      more fits start from spectral clustering and from k-means on the correlation-screened
+      features, and the highest final objective is kept.
     * **Projection dimension.** :math:`d' = c - 1` by default (see ``n_components``); the
       paper's value is not available, the spec's protocol suggests :math:`c`.
     * **U-step candidates.** The previous labels, their k-means refinement (Lloyd warm-started at
@@ -256,7 +263,7 @@ class UFCM(BaseSelector):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "standardize": ["boolean"],
-        "init": [StrOptions({"kmeans", "spectral", "best"})],
+        "init": [StrOptions({"kmeans", "spectral", "screen", "best"})],
         "eigen_solver": [StrOptions({"auto", "arpack", "dense"})],
         "random_state": ["random_state"],
     }
@@ -277,7 +284,7 @@ class UFCM(BaseSelector):
         n_features_to_select=None,
         max_iter=100,
         tol=1e-4,
-        standardize=False,
+        standardize=True,
         init="best",
         eigen_solver="auto",
         random_state=None,
@@ -339,16 +346,20 @@ class UFCM(BaseSelector):
             else:  # in the units of X: those of Xc = (X - mean) / 2**exponent are 4**-exponent
                 self.beta_ = float(np.ldexp(float(self.beta), -2 * exponent))
             v0 = gen.standard_normal(n_varying)
-            starts = ("kmeans", "spectral") if self.init == "best" else (self.init,)
+            starts = ("kmeans", "spectral", "screen") if self.init == "best" else (self.init,)
             result = None
             for start in starts:
                 if start == "kmeans":  # the paper's start: k-means on the data
                     labels = _kernel.kmeans(coords, self.n_clusters, gen,
                                             n_init=max(1, self.n_restarts))
-                else:
+                elif start == "spectral":
                     # distances ignore the centring: sparse X's kNN graph reads X itself
                     points = Xc.X if isinstance(Xc, _kernel.CenteredSparse) else None
                     labels = self._spectral_labels(coords, gen, points)
+                else:  # k-means on the features that move with others, in unit norm
+                    labels = _kernel.kmeans(_kernel.screened_columns(Xc, self.n_clusters),
+                                            self.n_clusters, gen,
+                                            n_init=max(1, self.n_restarts))
                 fit = _kernel.ufcm(
                     Xc,
                     labels,

@@ -251,6 +251,52 @@ def test_shift_inverted_operator_is_the_inverse(alpha):
         K.w_inverse_operator(Xc, labels, alpha, bd, -10.0)
 
 
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 2.5])
+def test_certified_shift_decides_whether_sigma_is_above_the_spectrum(alpha):
+    """Reference: numpy eigvalsh of A formed from the scatter definitions. For alpha <= 1 the
+    n x n inertia test is exact (accepts every sigma above lambda_max by more than the slack,
+    rejects every sigma below); for alpha > 1 it is sufficient (never accepts a sigma below).
+    An accepted sigma's M gives the same operator as the one built from scratch."""
+    X, _ = _data(n=20, d=50, seed=21)
+    rng = np.random.default_rng(21)
+    labels = rng.integers(0, 3, 20)
+    bd = rng.uniform(0.5, 5.0, 50)
+    St, Sw = _scatters(X, labels)
+    top = np.linalg.eigvalsh(St - alpha * Sw - np.diag(bd))[-1]
+    Xc = X - X.mean(0)
+    scale = abs(top) + 1.0
+    for rel in (-0.5, -1e-3, 1e-3, 0.05, 1.0):
+        sigma = top + rel * scale
+        M = K.certified_shift(Xc, labels, alpha, bd, sigma)
+        if rel < 0:
+            assert M is None, (alpha, rel)
+        elif alpha <= 1.0:
+            assert M is not None, (alpha, rel)
+        if M is not None:
+            V = rng.normal(size=(50, 2))
+            np.testing.assert_allclose(
+                K.w_inverse_operator(Xc, labels, alpha, bd, sigma, gram=M) @ V,
+                K.w_inverse_operator(Xc, labels, alpha, bd, sigma) @ V, rtol=1e-12)
+    assert K.certified_shift(Xc, labels, alpha, bd, -10.0) is None  # Lambda not positive
+
+
+@pytest.mark.parametrize("hint", ["good", "too low"])
+def test_w_step_with_a_shift_hint_is_the_dense_w_step(hint):
+    """A hinted shift (certified, or rejected for the Weyl bound when it lies below the
+    spectrum) changes only Lanczos's speed: the same eigenvalues and subspace as LAPACK."""
+    X, _ = _data(n=15, d=120, seed=22)
+    rng = np.random.default_rng(22)
+    labels = rng.integers(0, 3, 15)
+    bd = rng.uniform(0.1, 30.0, 120)
+    Xc = X - X.mean(0)
+    W_ref, vals_ref = K.w_step(Xc, labels, 1.0, bd, 3, solver="dense")
+    hint_vals = vals_ref if hint == "good" else vals_ref - 10.0 * abs(vals_ref[0])
+    W, vals = K.w_step(Xc, labels, 1.0, bd, 3, solver="arpack", v0=rng.normal(size=120),
+                       shift_hint=hint_vals)
+    np.testing.assert_allclose(vals, vals_ref, rtol=1e-9, atol=1e-9 * abs(vals_ref).max())
+    np.testing.assert_allclose(W @ W.T, W_ref @ W_ref.T, atol=1e-8)
+
+
 def test_resolve_solver_threshold_and_fallback():
     """Dense up to DENSE_MAX_FEATURES, or for tall data up to DENSE_TALL_MAX_FEATURES; ARPACK
     needs k < d - 1, else dense."""
@@ -629,3 +675,67 @@ def test_w_steps_on_centered_sparse_data_match_the_dense_ones():
         Ws, vs = K.w_step(S, labels, 1.0, beta_d, 2, solver=solver, v0=v0)
         np.testing.assert_allclose(vs, vd, rtol=1e-9)
         np.testing.assert_allclose(_projector(Ws), _projector(Wd), atol=1e-9)
+
+
+# ------------------------------------------------------------------------------------------
+# The correlation screen of init="screen" (issue #16)
+# ------------------------------------------------------------------------------------------
+
+
+def _screen_reference(X):
+    """Sum over k of the squared Pearson correlations, from numpy's corrcoef (zero columns 0)."""
+    X = np.asarray(X, dtype=np.float64)
+    sd = X.std(axis=0)
+    live = sd > 0
+    out = np.zeros(X.shape[1])
+    out[live] = (np.corrcoef(X[:, live], rowvar=False) ** 2).sum(axis=0)
+    return out
+
+
+@pytest.mark.parametrize("shape", [(12, 40), (40, 12)], ids=["wide", "tall"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_correlation_screen_is_the_sum_of_squared_correlations(shape, sparse, monkeypatch):
+    """Reference: numpy.corrcoef squared and summed, on wide (Gram route) and tall (blocks of
+    X^T X) data, dense and CenteredSparse, with block sizes forced below the width so the
+    block loop runs; a constant column scores 0."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=shape) * (rng.random(shape) < 0.6)
+    X[:, 1] = 0.0
+    X[:, 2] = 2.5 * X[:, 0] + 1.0  # perfectly correlated with column 0
+    monkeypatch.setattr(K, "_SCREEN_BLOCK_ENTRIES", 3 * max(shape))
+    Xc, _, _ = K.prepare_data(sp.csr_array(X) if sparse else X)
+    got = K.correlation_screen(Xc)
+    np.testing.assert_allclose(got, _screen_reference(X), rtol=1e-10, atol=1e-12)
+    assert got[1] == 0.0 and got[0] == pytest.approx(got[2], rel=1e-12)
+
+
+def test_correlation_screen_is_scale_free():
+    """Multiplying columns by arbitrary nonzero constants changes no score (corr is unit-free)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 50))
+    units = rng.choice([-1.0, 1.0], 50) * 10.0 ** rng.uniform(-8, 8, 50)
+    a = K.correlation_screen(K.prepare_data(X)[0])
+    b = K.correlation_screen(K.prepare_data(X * units)[0])
+    np.testing.assert_allclose(a, b, rtol=1e-9)
+
+
+def test_screened_columns_pick_the_correlated_block_in_unit_norm():
+    """A block of 12 features sharing one factor among 300 independent ones: the block stands out
+    (it and nothing else is kept), the columns come back centred with unit norm, and the count
+    is clipped below at 2 * n_clusters when nothing stands out. Reference: the planted block."""
+    rng = np.random.default_rng(5)
+    n, d = 60, 300
+    X = rng.normal(size=(n, d))
+    factor = rng.normal(size=n)
+    X[:, 100:112] += 1.5 * factor[:, None]
+    Xc, _, _ = K.prepare_data(X)
+    Z = K.screened_columns(Xc, 3)
+    assert Z.shape == (n, 12)
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=0), 1.0, rtol=1e-12)
+    ref = Xc[:, 100:112] / np.linalg.norm(Xc[:, 100:112], axis=0)
+    got = {int(np.argmax(np.abs(ref.T @ z))) for z in Z.T}
+    assert got == set(range(12))
+    noise, _, _ = K.prepare_data(rng.normal(size=(n, d)))
+    assert K.screened_columns(noise, 4).shape[1] >= 8
