@@ -33,7 +33,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sparsefs._dask import is_dask_collection
-from sparsefs._kernels.ranking import rank_scores, resolve_n_features_to_select
+from sparsefs._kernels.ranking import (
+    is_top_set,
+    rank_scores,
+    resolve_n_features_to_select,
+)
 from sparsefs.exceptions import NoFeatureSelectedWarning
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, _fit_context
 
@@ -72,7 +76,7 @@ class SupportMixin(SelectorMixin):
         tied = tie_duplicate_scores(X, scores)
         if support is not None:
             support = np.asarray(support, dtype=bool)
-            if not np.array_equal(support, rank_scores(tied) <= support.sum()):
+            if not is_top_set(rank_scores(tied), support):
                 tied = np.asarray(scores, dtype=np.float64)
         self._set_selection(tied, support)
 
@@ -101,7 +105,7 @@ class SupportMixin(SelectorMixin):
             support = ranking <= self.n_features_to_select_
         else:
             support = np.asarray(support, dtype=bool)
-            if not np.array_equal(support, ranking <= support.sum()):
+            if not is_top_set(ranking, support):
                 raise RuntimeError(f"{name}'s support is not the top of its ranking (a bug).")
         if not support.any():
             warnings.warn(

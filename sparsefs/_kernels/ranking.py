@@ -4,7 +4,7 @@ from numbers import Integral
 
 import numpy as np
 
-__all__ = ["rank_scores", "resolve_n_features_to_select", "top_k_mask"]
+__all__ = ["is_top_set", "rank_scores", "resolve_n_features_to_select", "top_k_mask"]
 
 _INT64_MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
 
@@ -19,6 +19,17 @@ def _ascending_int_keys(keys: np.ndarray) -> np.ndarray:
     """
     bits = (keys + 0.0).view(np.int64)
     return bits ^ ((bits >> 63) & _INT64_MAGNITUDE)
+
+
+def is_top_set(ranking: np.ndarray, support: np.ndarray) -> bool:
+    """Whether the boolean ``support`` is exactly the best ``support.sum()`` of ``ranking``.
+
+    ``ranking`` is a permutation of ``1..p`` (:func:`rank_scores`). This is the contract of a
+    selector's own support, and the test the tie rules use before they give copies of a
+    column equal scores.
+    """
+    support = np.asarray(support, dtype=bool)
+    return bool(np.array_equal(support, np.asarray(ranking) <= support.sum()))
 
 
 def rank_scores(scores: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 
 from sparsefs._kernels import class_specific as _kernel
 from sparsefs._kernels.graphs import duplicate_column_groups
-from sparsefs._kernels.ranking import rank_scores
+from sparsefs._kernels.ranking import is_top_set, rank_scores
 from sparsefs.base import BaseSelector
 from sparsefs.utils._sklearn_compat import StrOptions
 
@@ -107,7 +107,7 @@ def _tied_key(X, rankings: np.ndarray, support: np.ndarray) -> np.ndarray:
     if tied_ranks is rankings:
         return key
     tied = _kernel.combine_class_rankings(tied_ranks).astype(np.float64)
-    if np.array_equal(rank_scores(-tied) <= support.sum(), support):
+    if is_top_set(rank_scores(-tied), support):
         return tied
     return key
 

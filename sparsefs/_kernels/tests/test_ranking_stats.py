@@ -134,3 +134,20 @@ def test_class_moments_of_fortran_x_equal_those_of_c_x_bit_for_bit(dtype):
         got = class_moments(other, y, 4)
         for name in ("counts", "means", "grand_mean", "within_ss", "between_ss"):
             np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
+
+
+def test_is_top_set_against_the_sorted_prefix():
+    """Reference: the set of the first ``s`` indices of a stable argsort of the negated scores,
+    for every prefix size, on scores with ties; a support with a hole is not a top set."""
+    from sparsefs._kernels.ranking import is_top_set
+
+    scores = np.array([0.5, 2.0, 2.0, -1.0, 0.5, 3.0])
+    ranking = rank_scores(scores)
+    order = np.argsort(-scores, kind="stable")
+    for size in range(scores.size + 1):
+        support = np.zeros(scores.size, dtype=bool)
+        support[order[:size]] = True
+        assert is_top_set(ranking, support)
+    hole = np.zeros(scores.size, dtype=bool)
+    hole[[5, 2]] = True  # 5 and the second of the tied 2.0s: 1 (lower index) comes first
+    assert not is_top_set(ranking, hole)
