@@ -386,7 +386,12 @@ def l2_centers(
     CenterStats
     """
     counts = np.bincount(y_idx, minlength=n_classes).astype(np.float64)
-    sums = class_sums(X, y_idx, n_classes, n_threads)
+    sq_total = None
+    if sp.issparse(X) and spread:  # the sums of squares come with the sums, in the same pass
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite X: flagged by caller
+            sums, sq_total = sparse_class_sums(X, y_idx, n_classes)
+    else:
+        sums = class_sums(X, y_idx, n_classes, n_threads)
     weight = np.ones(n_classes) if balanced else counts
     with np.errstate(over="ignore", invalid="ignore"):
         # the gains are those of X / unit (an exact power-of-two rescaling): no overflow of
@@ -413,21 +418,28 @@ def l2_centers(
                     dev *= weight[c]
                 gains += dev
     finite = bool(np.isfinite(means).all())
-    sd = _pooled_sd(X, y_idx, means, counts, unit) if spread and finite else None
+    sd = _pooled_sd(X, y_idx, means, counts, unit, sq_total) if spread and finite else None
     if unit != 1.0:
         means *= unit
         shared *= unit
     return CenterStats(means, shared, gains, counts, finite, sd, unit)
 
 
-def _pooled_sd(X, y_idx, means, counts, unit: float = 1.0) -> np.ndarray:
+def _pooled_sd(X, y_idx, means, counts, unit: float = 1.0,
+               sq_total: np.ndarray | None = None) -> np.ndarray:
     """sqrt(within-class sum of squares / (n - C)); 0 when n == C.
 
-    ``means`` are the class means of ``X / unit``; the result is in the units of X."""
+    ``means`` are the class means of ``X / unit``; the result is in the units of X. Sparse X:
+    the moment identity from ``sq_total``, the column sums of squares of X if the caller has
+    them (:func:`~sparsefs._kernels.stats.sparse_class_sums`; used when ``unit`` is 1 and they
+    are finite), else from a rescaled copy of the stored values (never densified)."""
     n, p = X.shape
     dof = n - counts.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
-        if sp.issparse(X):
+        if sp.issparse(X) and unit == 1.0 and sq_total is not None and np.isfinite(
+                sq_total).all():
+            within = np.maximum(sq_total - counts @ (means * means), 0.0)
+        elif sp.issparse(X):
             Xc = sp.csr_array(X)
             if unit != 1.0:  # a rescaled copy of the stored values only, never densified
                 Xc = sp.csr_array((Xc.data / unit, Xc.indices, Xc.indptr), shape=Xc.shape)

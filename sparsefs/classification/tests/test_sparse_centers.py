@@ -290,6 +290,11 @@ def test_sparse_input_equals_dense(norm):
                                    rtol=1e-10, atol=1e-12)
         np.testing.assert_array_equal(got.predict(fmt(X)), dense.predict(X))
         assert sp.issparse(got.transform(fmt(X)))
+    # extreme scales (the rescaled-copy path of the spread): the same selection and gains
+    for c in (1e-300, 1e300):
+        got = SparseCenterClassifier(5, norm=norm, standardize=True).fit(sp.csr_array(X * c), y)
+        np.testing.assert_array_equal(got.support_, dense.support_)
+        np.testing.assert_allclose(got.gains_, dense.gains_, rtol=1e-9)
 
 
 @pytest.mark.parametrize("norm,standardize", [("l2", False), ("l1", False), ("l2", True)])
