@@ -370,19 +370,53 @@ SCREEN_MAX_COLUMNS = 1000
 
 
 def _col_sq_sums(Xc) -> np.ndarray:
+    """The columns' sums of squares of the centred data (dense or :class:`CenteredSparse`)."""
     if isinstance(Xc, CenteredSparse):
         return Xc.col_sq_sums()
     return np.einsum("ij,ij->j", Xc, Xc)
 
 
-def _dense_columns(Xc, cols: np.ndarray, csc=None) -> np.ndarray:
-    """The centred columns ``cols`` of ``Xc`` as a dense ``n x len(cols)`` array."""
-    if isinstance(Xc, CenteredSparse):
-        return (csc[:, cols].toarray() - Xc.mean[cols]).astype(np.float64, copy=False)
-    return np.asarray(Xc[:, cols], dtype=np.float64)
+def _column_blocks(Xc, width: int, csc=None):
+    """``(slice, dense block)`` over the columns of ``Xc``: views of dense data, centred
+    dense copies of one block at a time for :class:`CenteredSparse` (``csc``: its CSC form)."""
+    d = Xc.shape[1]
+    for start in range(0, d, width):
+        cols = slice(start, min(start + width, d))
+        if csc is None:
+            yield cols, Xc[:, cols]
+        else:
+            yield cols, csc[:, cols].toarray() - Xc.mean[cols]
 
 
-def correlation_screen(Xc, *, _csc=None) -> np.ndarray:
+def _screen(Xc, csc=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`correlation_screen` and the columns' sums of squares it divides by."""
+    n, d = Xc.shape
+    sq = _col_sq_sums(Xc)
+    inv = np.zeros(d)
+    np.divide(1.0, sq, out=inv, where=sq > 0.0)
+    scores = np.zeros(d)
+    if d == 0 or n == 0:
+        return scores, sq
+    if isinstance(Xc, CenteredSparse) and csc is None:
+        csc = Xc.X.tocsc()
+    width = max(1, min(d, _SCREEN_BLOCK_ENTRIES // max(n, d)))
+    if n < d:
+        if csc is not None:
+            gram = Xc.row_gram(inv)  # Z Z^T
+        else:  # Z Z^T block by block: no scaled copy of X
+            gram = np.zeros((n, n))
+            for cols, block in _column_blocks(Xc, width):
+                gram += (block * inv[cols]) @ block.T
+        for cols, block in _column_blocks(Xc, width, csc):
+            scores[cols] = np.einsum("ij,ij->j", block, gram @ block) * inv[cols]
+    else:
+        for cols, block in _column_blocks(Xc, width, csc):
+            cross = Xc.T @ block  # x_k . x_j, d x block width
+            scores[cols] = np.einsum("kj,kj,k->j", cross, cross, inv) * inv[cols]
+    return scores, sq
+
+
+def correlation_screen(Xc) -> np.ndarray:
     r"""Each feature's sum of squared correlations with all features, :math:`(C^2)_{jj}`.
 
     :math:`s_j = \sum_k r_{jk}^2` with :math:`r_{jk}` the Pearson correlation of columns j and k
@@ -404,28 +438,7 @@ def correlation_screen(Xc, *, _csc=None) -> np.ndarray:
     -------
     ndarray of shape (n_features,)
     """
-    n, d = Xc.shape
-    sq = _col_sq_sums(Xc)
-    inv = np.zeros(d)
-    np.divide(1.0, sq, out=inv, where=sq > 0.0)
-    scores = np.zeros(d)
-    if d == 0 or n == 0:
-        return scores
-    sparse = isinstance(Xc, CenteredSparse)
-    csc = (Xc.X.tocsc() if _csc is None else _csc) if sparse else None
-    width = max(1, min(d, _SCREEN_BLOCK_ENTRIES // max(n, d)))
-    if n < d:
-        gram = Xc.row_gram(inv) if sparse else (Xc * inv) @ Xc.T  # Z Z^T
-        for start in range(0, d, width):
-            cols = np.arange(start, min(start + width, d))
-            block = _dense_columns(Xc, cols, csc)
-            scores[cols] = np.einsum("ij,ij->j", block, gram @ block) * inv[cols]
-    else:
-        for start in range(0, d, width):
-            cols = np.arange(start, min(start + width, d))
-            cross = Xc.T @ _dense_columns(Xc, cols, csc)  # x_k . x_j, d x len(cols)
-            scores[cols] = np.einsum("kj,kj,k->j", cross, cross, inv) * inv[cols]
-    return scores
+    return _screen(Xc)[0]
 
 
 def screened_columns(Xc, n_clusters: int) -> np.ndarray:
@@ -451,14 +464,14 @@ def screened_columns(Xc, n_clusters: int) -> np.ndarray:
     """
     d = Xc.shape[1]
     csc = Xc.X.tocsc() if isinstance(Xc, CenteredSparse) else None  # column access, once
-    scores = correlation_screen(Xc, _csc=csc)
+    scores, sq = _screen(Xc, csc)
     med = float(np.median(scores))
     spread = 1.4826 * float(np.median(np.abs(scores - med)))
     m = int(np.count_nonzero(scores > med + SCREEN_Z * spread))
     m = min(max(m, 2 * n_clusters), SCREEN_MAX_COLUMNS, d)
     top = np.argsort(-scores, kind="stable")[:m]
-    block = _dense_columns(Xc, top, csc)
-    norms = np.sqrt(_col_sq_sums(Xc)[top])
+    block = Xc[:, top] if csc is None else csc[:, top].toarray() - Xc.mean[top]
+    norms = np.sqrt(sq[top])
     return block / np.where(norms > 0.0, norms, 1.0)
 
 
@@ -475,10 +488,7 @@ def data_scale(Xc: np.ndarray) -> float:
     Xc : ndarray of shape (n_samples, n_features)
         Centred data, within the safe range of :func:`prepare_data` (the squares are finite).
     """
-    if isinstance(Xc, CenteredSparse):
-        total = float(Xc.col_sq_sums().sum())
-    else:
-        total = float(np.einsum("ij,ij->", Xc, Xc))
+    total = float(_col_sq_sums(Xc).sum())
     if Xc.shape[1] == 0 or not total > 0.0:
         return 1.0
     return total / Xc.shape[1]
