@@ -166,7 +166,7 @@ def _move(X, C, nc, an1, an2, i, l1, l2):
     an2[l2] = alt / (alt + 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _optimal_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, live, indx):
     """The optimal-transfer stage (AS 136, OPTRA). Returns the updated ``indx``."""
     m = X.shape[0]
@@ -212,7 +212,7 @@ def _optimal_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, live, indx):
     return indx
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _quick_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, indx, max_steps):
     """The quick-transfer stage (AS 136, QTRAN). Returns ``(indx, finished)``."""
     m = X.shape[0]
@@ -247,10 +247,16 @@ def _quick_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, indx, max_steps
 
 
 @njit(cache=True)
-def _means(X, labels, K):
+def _means_into(X, labels, C, nc):
+    """The means ``C`` and sizes ``nc`` of the partition ``labels`` (written in place; an
+    empty cluster's row is 0). The compiled kernels allocate nothing: work arrays come from
+    the Python wrappers, which keeps numba's first-use compilation short."""
     n, p = X.shape
-    C = np.zeros((K, p))
-    nc = np.zeros(K, dtype=np.int64)
+    K = C.shape[0]
+    for k in range(K):
+        nc[k] = 0
+        for j in range(p):
+            C[k, j] = 0.0
     for i in range(n):
         k = labels[i]
         nc[k] += 1
@@ -260,30 +266,30 @@ def _means(X, labels, K):
         if nc[k] > 0:
             for j in range(p):
                 C[k, j] /= nc[k]
-    return C, nc
 
 
 @njit(cache=True)
-def _recompute(X, labels, K):
-    """Means, sizes and the WCSS of the partition ``labels``, recomputed from X."""
+def _recompute(X, labels, C, nc):
+    """Means and sizes (in place) and the WCSS of the partition ``labels``, from X."""
     n, p = X.shape
-    C, nc = _means(X, labels, K)
+    _means_into(X, labels, C, nc)
     total = 0.0
     for i in range(n):
         k = labels[i]
         for j in range(p):
             t = X[i, j] - C[k, j]
             total += t * t
-    return C, nc, total
+    return total
 
 
-@njit(cache=True)
-def _fill_empty(X, ic1, C, K):
-    """The means and sizes of the partition ``ic1``, after giving each empty cluster the point
-    farthest from its own centre (taken from a cluster of size >= 2; ``ic1`` is updated in
-    place): the WCSS does not increase."""
+@njit(cache=True, inline="always")
+def _fill_empty(X, ic1, C, nc):
+    """The means ``C`` and sizes ``nc`` (in place) of the partition ``ic1``, after giving each
+    empty cluster the point farthest from its own centre (taken from a cluster of size >= 2;
+    ``ic1`` is updated in place): the WCSS does not increase."""
     n = X.shape[0]
-    C2, nc = _means(X, ic1, K)
+    K = C.shape[0]
+    _means_into(X, ic1, C, nc)
     for k in range(K):
         if nc[k] > 0:
             continue
@@ -291,32 +297,30 @@ def _fill_empty(X, ic1, C, K):
         bi = -1
         for i in range(n):
             if nc[ic1[i]] >= 2:
-                dist = _sqdist(X, i, C2, ic1[i])
+                dist = _sqdist(X, i, C, ic1[i])
                 if dist > best:
                     best = dist
                     bi = i
-        old = ic1[bi]
         ic1[bi] = k
-        nc[old] -= 1
-        nc[k] = 1
-        C2, nc = _means(X, ic1, K)
-    return C2, nc
+        _means_into(X, ic1, C, nc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _assign2(X, C, ic1, ic2, sums, nc):
     """Closest (ic1) and second closest (ic2) centre of every point, and in the same pass the
     cluster sums and sizes of the new partition. Returns the number of ic1 changes."""
     n, p = X.shape
     K = C.shape[0]
-    sums[:] = 0.0
-    nc[:] = 0
+    for L in range(K):
+        nc[L] = 0
+        for j in range(sums.shape[1]):
+            sums[L, j] = 0.0
     changed = 0
     for i in range(n):
-        b1 = 0
-        b2 = 1
-        d1 = _sqdist(X, i, C, 0)
-        d2 = _sqdist(X, i, C, 1)
+        b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _sqdist
+        b2 = np.intp(1)
+        d1 = _sqdist(X, i, C, b1)
+        d2 = _sqdist(X, i, C, b2)
         if d2 < d1:
             b1, b2, d1, d2 = 1, 0, d2, d1
         for L in range(2, K):
@@ -337,42 +341,54 @@ def _assign2(X, C, ic1, ic2, sums, nc):
 
 
 @njit(cache=True)
-def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
-    n = X.shape[0]
-    K = C0.shape[0]
-    C = C0.copy()
-    ic1 = np.full(n, -1, dtype=np.intp)
-    ic2 = np.zeros(n, dtype=np.intp)
+def _hw_lloyd(X, C, ic1, ic2, sums, nc, lloyd_iter, stop):
+    """The nearest-centre assignment, then (``lloyd_iter > 0``) Lloyd passes (assignment and
+    sums in one pass) until at most ``stop`` labels change: the transfer stages finish the
+    tail of single moves far more cheaply than full Lloyd passes. ``C`` (the centres),
+    ``ic1``/``ic2`` (closest and second closest) and ``nc`` (sizes) are updated in place
+    (``sums`` is work space); returns the number of passes."""
+    n, p = X.shape
+    K = C.shape[0]
+    for i in range(n):
+        ic1[i] = -1
     n_lloyd = 0
-    sums = np.zeros_like(C)
-    nc = np.zeros(K, dtype=np.int64)
-    # the nearest-centre assignment; then (lloyd_iter > 0) Lloyd passes (assignment and sums
-    # in one pass) until at most ``stop`` labels change: the transfer stages finish the tail
-    # of single moves far more cheaply than full Lloyd passes
     while True:
         changed = _assign2(X, C, ic1, ic2, sums, nc)
-        if nc.min() == 0:
-            C, nc = _fill_empty(X, ic1, C, K)
+        empty = False
+        for L in range(K):
+            empty = empty or nc[L] == 0
+        if empty:
+            _fill_empty(X, ic1, C, nc)
             for i in range(n):
                 if ic2[i] == ic1[i]:  # a point moved into an empty cluster
                     ic2[i] = 0 if ic1[i] != 0 else 1
         else:
-            for L in range(K):
-                C[L] = sums[L] / nc[L]  # C: the means of the partition ic1
+            for L in range(K):  # C: the means of the partition ic1
+                for j in range(p):
+                    C[L, j] = sums[L, j] / nc[L]
         n_lloyd += 1
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
             break
-    an1 = np.empty(K)
-    an2 = np.empty(K)
+    return n_lloyd
+
+
+@njit(cache=True)
+def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
+    """The transfer stages of AS 136 from the partition ``ic1`` with means ``C`` and sizes
+    ``nc`` (all updated in place; the other arrays are work space of length K, K, K, K, K
+    and n) until an optimal-transfer stage moves nothing. Returns (stages, converged)."""
+    n = X.shape[0]
+    K = C.shape[0]
     for L in range(K):
         aa = float(nc[L])
         an2[L] = aa / (aa + 1.0)
         an1[L] = aa / (aa - 1.0) if aa > 1.0 else _BIG
-    itran = np.ones(K, dtype=np.int64)
-    ncp = np.full(K, -1, dtype=np.int64)
-    live = np.zeros(K, dtype=np.int64)
-    d = np.zeros(n)
-    indx = 0
+        itran[L] = 1
+        ncp[L] = -1
+        live[L] = 0
+    for i in range(n):
+        d[i] = 0.0
+    indx = np.intp(0)  # a typed int, not a literal: one compiled signature of the stages
     converged = False
     n_iter = 0
     max_steps = 50 * n + 1000  # guard against cycling on ties (exact arithmetic cannot)
@@ -389,24 +405,44 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
             break
         for L in range(K):
             ncp[L] = 0
-    Cf, _, total = _recompute(X, ic1, K)
-    return ic1, Cf, total, n_iter + n_lloyd, converged
+    return n_iter, converged
+
+
+def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
+    """AS 136 from the centres ``C0``: :func:`_hw_lloyd`, :func:`_hw_transfers`, then the
+    means and WCSS recomputed (:func:`_recompute`). The compiled parts allocate nothing and
+    are orchestrated here: numba re-optimises every callee inside each caller's module, so
+    one compiled function holding all of it compiles far more slowly."""
+    n, p = X.shape
+    K = C0.shape[0]
+    C = np.array(C0, dtype=np.float64, order="C")
+    ic1 = np.empty(n, dtype=np.intp)
+    ic2 = np.zeros(n, dtype=np.intp)
+    nc = np.zeros(K, dtype=np.int64)
+    n_lloyd = _hw_lloyd(X, C, ic1, ic2, np.empty((K, p)), nc, lloyd_iter, stop)
+    ki = np.empty((3, K), dtype=np.int64)
+    n_iter, converged = _hw_transfers(X, C, ic1, ic2, nc, np.empty(K), np.empty(K), ki[0],
+                                      ki[1], ki[2], np.empty(n), max_iter)
+    total = _recompute(X, ic1, C, nc)
+    return ic1, C, total, n_iter + n_lloyd, converged
 
 
 @njit(cache=True)
-def _lloyd_core(X, C0, max_iter):
+def _lloyd_iterations(X, C, labels, nc, max_iter):
+    """Lloyd's iteration from the centres ``C`` (``C``, ``labels``, ``nc`` updated in place)
+    until no label changes. Returns (iterations, converged)."""
     n = X.shape[0]
-    K = C0.shape[0]
-    C = C0.copy()
-    labels = np.full(n, -1, dtype=np.intp)
+    K = C.shape[0]
+    for i in range(n):
+        labels[i] = -1
     converged = False
     n_iter = 0
     for _ in range(max_iter):
         n_iter += 1
         changed = 0
         for i in range(n):
-            best = 0
-            dbest = _sqdist(X, i, C, 0)
+            best = np.intp(0)  # a typed int, not a literal: one compiled signature
+            dbest = _sqdist(X, i, C, best)
             for L in range(1, K):
                 dl = _sqdist_bounded(X, i, C, L, dbest)
                 if dl < dbest:
@@ -418,9 +454,27 @@ def _lloyd_core(X, C0, max_iter):
         if changed == 0:
             converged = True
             break
-        C, _ = _fill_empty(X, labels, C, K)
-    Cf, _, total = _recompute(X, labels, K)
-    return labels, Cf, total, n_iter, converged
+        _fill_empty(X, labels, C, nc)
+    return n_iter, converged
+
+
+def _lloyd_core(X, C0, max_iter):
+    n = X.shape[0]
+    K = C0.shape[0]
+    C = np.array(C0, dtype=np.float64, order="C")
+    labels = np.empty(n, dtype=np.intp)
+    nc = np.zeros(K, dtype=np.int64)
+    n_iter, converged = _lloyd_iterations(X, C, labels, nc, max_iter)
+    total = _recompute(X, labels, C, nc)
+    return labels, C, total, n_iter, converged
+
+
+def _stats(X, labels, K):
+    """Means, sizes and WCSS of a partition (:func:`_recompute` with fresh arrays)."""
+    C = np.empty((K, X.shape[1]))
+    nc = np.empty(K, dtype=np.int64)
+    total = _recompute(X, labels, C, nc)
+    return C, nc, total
 
 
 # --------------------------------------------------------------------------------------------
@@ -552,30 +606,44 @@ def kmeans_plusplus(
         n_local_trials = 2 + int(math.log(n_clusters))
     first = int(rng.integers(n))
     draws = rng.random((max(int(n_clusters) - 1, 0), int(n_local_trials)))
-    return X[_kmeans_plusplus_core(X, first, draws)].copy()
+    return X[_kmeans_plusplus_indices(X, first, draws)].copy()
+
+
+def _kmeans_plusplus_indices(X, first, draws):
+    """:func:`_kmeans_plusplus_core` with its work arrays."""
+    n = X.shape[0]
+    K, T = draws.shape[0] + 1, draws.shape[1]
+    idx = np.empty(K, dtype=np.intp)
+    cand = np.empty(T, dtype=np.intp)
+    _kmeans_plusplus_core(X, first, draws, idx, cand, np.empty((T + 2, n)), np.empty(T))
+    return idx
 
 
 @njit(cache=True)
-def _kmeans_plusplus_core(X, first, draws):
-    """Indices of the greedy k-means++ centres; ``draws`` are the uniforms of each step.
+def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
+    """Indices ``idx`` of the greedy k-means++ centres; ``draws`` are the uniforms of each
+    step (``cand``, ``work`` of shape (T + 2, n) and ``pot`` are work space).
 
     One pass over X per step: every point's distance to all the step's candidates at once.
     """
     n = X.shape[0]
     K = draws.shape[0] + 1
     T = draws.shape[1]
-    idx = np.empty(K, dtype=np.intp)
     idx[0] = first
-    closest = np.empty(n)
+    closest = work[0]
+    cum = work[1]
+    trial = work[2:]
     for i in range(n):
         closest[i] = _sqdist_rows(X, i, first)
-    trial = np.empty((T, n))
-    cand = np.empty(T, dtype=np.intp)
     for c in range(1, K):
-        cum = np.cumsum(closest)
+        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted: far cheaper to compile)
+        for i in range(n):
+            acc += closest[i]
+            cum[i] = acc
         for t in range(T):
-            cand[t] = min(np.searchsorted(cum, draws[c - 1, t] * cum[-1], side="right"), n - 1)
-        pot = np.zeros(T)
+            cand[t] = min(_search_right(cum, draws[c - 1, t] * cum[n - 1]), n - 1)
+        for t in range(T):
+            pot[t] = 0.0
         for i in range(n):
             for t in range(T):
                 d = min(closest[i], _sqdist_rows(X, i, cand[t]))
@@ -586,8 +654,22 @@ def _kmeans_plusplus_core(X, first, draws):
             if pot[t] < pot[best]:
                 best = t
         idx[c] = cand[best]
-        closest[:] = trial[best]
-    return idx
+        for i in range(n):
+            closest[i] = trial[best, i]
+
+
+@njit(cache=True)
+def _search_right(a, v):
+    """``np.searchsorted(a, v, side="right")`` for sorted ``a``: the first index with a > v."""
+    lo = 0
+    hi = a.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] <= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
@@ -705,7 +787,7 @@ def weighted_columns(X: np.ndarray, w: np.ndarray) -> np.ndarray:
 def wcss(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> float:
     """The within-cluster sum of squares of a partition (centroids recomputed, two passes)."""
     X = _as_float_c(X)
-    _, _, total = _recompute(X, np.asarray(labels, dtype=np.intp), int(n_clusters))
+    _, _, total = _stats(X, np.asarray(labels, dtype=np.intp), int(n_clusters))
     return float(total)
 
 
@@ -732,7 +814,7 @@ def transfer_gains(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> np.nda
     """
     X = _as_float_c(X)
     labels = np.asarray(labels, dtype=np.intp)
-    C, nc, _ = _recompute(X, labels, int(n_clusters))
+    C, nc, _ = _stats(X, labels, int(n_clusters))
     nc = nc.astype(np.float64)
     diff = X[:, None, :] - C[None, :, :]
     dist = np.einsum("ikj,ikj->ik", diff, diff)
@@ -845,12 +927,9 @@ def _s_norm2(C, k):
 
 
 @njit(cache=True)
-def _s_norms(C):
-    K = C.shape[0]
-    cn = np.empty(K)
-    for k in range(K):
+def _s_norms_into(C, cn):
+    for k in range(C.shape[0]):
         cn[k] = _s_norm2(C, k)
-    return cn
 
 
 @njit(cache=True)
@@ -959,11 +1038,15 @@ def _s_quick_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp,
 
 
 @njit(cache=True)
-def _s_means(data, indices, indptr, labels, K, q):
-    """``D_k`` (mean of the sparse rows of cluster k; 0 for an empty one) and the sizes."""
+def _s_means_into(data, indices, indptr, labels, C, nc):
+    """``D_k`` (mean of the sparse rows of cluster k; 0 for an empty one) and the sizes,
+    written into ``C`` and ``nc``."""
     n = indptr.shape[0] - 1
-    C = np.zeros((K, q))
-    nc = np.zeros(K, dtype=np.int64)
+    K, q = C.shape
+    for k in range(K):
+        nc[k] = 0
+        for j in range(q):
+            C[k, j] = 0.0
     for i in range(n):
         k = labels[i]
         nc[k] += 1
@@ -973,56 +1056,56 @@ def _s_means(data, indices, indptr, labels, K, q):
         if nc[k] > 0:
             for j in range(q):
                 C[k, j] /= nc[k]
-    return C, nc
 
 
 @njit(cache=True)
-def _s_recompute(data, indices, indptr, labels, K, q):
+def _s_recompute(data, indices, indptr, labels, C, nc, cn):
+    """``D_k``, sizes and squared norms (in place) and the WCSS of the partition."""
     n = indptr.shape[0] - 1
-    C, nc = _s_means(data, indices, indptr, labels, K, q)
-    cn = _s_norms(C)
+    _s_means_into(data, indices, indptr, labels, C, nc)
+    _s_norms_into(C, cn)
     total = 0.0
     for i in range(n):
         total += _s_sqdist(data, indices, indptr, i, C, cn, labels[i])
-    return C, nc, total
+    return total
 
 
-@njit(cache=True)
-def _s_fill_empty(data, indices, indptr, ic1, K, q):
+@njit(cache=True, inline="always")
+def _s_fill_empty(data, indices, indptr, ic1, C, nc, cn):
+    """:func:`_fill_empty` on Z (``C``, ``nc``, ``cn`` and ``ic1`` updated in place)."""
     n = indptr.shape[0] - 1
-    C2, nc = _s_means(data, indices, indptr, ic1, K, q)
+    K = C.shape[0]
+    _s_means_into(data, indices, indptr, ic1, C, nc)
     for k in range(K):
         if nc[k] > 0:
             continue
-        cn = _s_norms(C2)
+        _s_norms_into(C, cn)
         best = -1.0
         bi = -1
         for i in range(n):
             if nc[ic1[i]] >= 2:
-                dist = _s_sqdist(data, indices, indptr, i, C2, cn, ic1[i])
+                dist = _s_sqdist(data, indices, indptr, i, C, cn, ic1[i])
                 if dist > best:
                     best = dist
                     bi = i
-        old = ic1[bi]
         ic1[bi] = k
-        nc[old] -= 1
-        nc[k] = 1
-        C2, nc = _s_means(data, indices, indptr, ic1, K, q)
-    return C2, nc
+        _s_means_into(data, indices, indptr, ic1, C, nc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc):
     n = indptr.shape[0] - 1
     K = C.shape[0]
-    sums[:] = 0.0
-    nc[:] = 0
+    for L in range(K):
+        nc[L] = 0
+        for j in range(sums.shape[1]):
+            sums[L, j] = 0.0
     changed = 0
     for i in range(n):
-        b1 = 0
-        b2 = 1
-        d1 = _s_sqdist(data, indices, indptr, i, C, cn, 0)
-        d2 = _s_sqdist(data, indices, indptr, i, C, cn, 1)
+        b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _s_sqdist
+        b2 = np.intp(1)
+        d1 = _s_sqdist(data, indices, indptr, i, C, cn, b1)
+        d2 = _s_sqdist(data, indices, indptr, i, C, cn, b2)
         if d2 < d1:
             b1, b2, d1, d2 = 1, 0, d2, d1
         for L in range(2, K):
@@ -1043,42 +1126,52 @@ def _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc):
 
 
 @njit(cache=True)
-def _s_hartigan_wong_core(data, indices, indptr, C0, max_iter, lloyd_iter, stop):
-    """:func:`_hartigan_wong_core` on Z = 1 b^T + E (``C0``: initial ``c - b``)."""
+def _s_hw_lloyd(data, indices, indptr, C, cn, ic1, ic2, sums, nc, lloyd_iter, stop):
+    """:func:`_hw_lloyd` on Z = 1 b^T + E (``C``: the centres ``c - b``, ``cn`` their
+    squared norms; all updated in place)."""
     n = indptr.shape[0] - 1
-    K, q = C0.shape
-    C = C0.copy()
-    cn = _s_norms(C)
-    ic1 = np.full(n, -1, dtype=np.intp)
-    ic2 = np.zeros(n, dtype=np.intp)
+    K, q = C.shape
+    for i in range(n):
+        ic1[i] = -1
+    _s_norms_into(C, cn)
     n_lloyd = 0
-    sums = np.zeros_like(C)
-    nc = np.zeros(K, dtype=np.int64)
     while True:
         changed = _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc)
-        if nc.min() == 0:
-            C, nc = _s_fill_empty(data, indices, indptr, ic1, K, q)
+        empty = False
+        for L in range(K):
+            empty = empty or nc[L] == 0
+        if empty:
+            _s_fill_empty(data, indices, indptr, ic1, C, nc, cn)
             for i in range(n):
                 if ic2[i] == ic1[i]:
                     ic2[i] = 0 if ic1[i] != 0 else 1
         else:
             for L in range(K):
-                C[L] = sums[L] / nc[L]
-        cn = _s_norms(C)
+                for j in range(q):
+                    C[L, j] = sums[L, j] / nc[L]
+        _s_norms_into(C, cn)
         n_lloyd += 1
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
             break
-    an1 = np.empty(K)
-    an2 = np.empty(K)
+    return n_lloyd
+
+
+@njit(cache=True)
+def _s_hw_transfers(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, itran, ncp, live, d,
+                    max_iter):
+    """:func:`_hw_transfers` on Z = 1 b^T + E."""
+    n = indptr.shape[0] - 1
+    K = C.shape[0]
     for L in range(K):
         aa = float(nc[L])
         an2[L] = aa / (aa + 1.0)
         an1[L] = aa / (aa - 1.0) if aa > 1.0 else _BIG
-    itran = np.ones(K, dtype=np.int64)
-    ncp = np.full(K, -1, dtype=np.int64)
-    live = np.zeros(K, dtype=np.int64)
-    d = np.zeros(n)
-    indx = 0
+        itran[L] = 1
+        ncp[L] = -1
+        live[L] = 0
+    for i in range(n):
+        d[i] = 0.0
+    indx = np.intp(0)
     converged = False
     n_iter = 0
     max_steps = 50 * n + 1000
@@ -1096,25 +1189,42 @@ def _s_hartigan_wong_core(data, indices, indptr, C0, max_iter, lloyd_iter, stop)
             break
         for L in range(K):
             ncp[L] = 0
-    Cf, _, total = _s_recompute(data, indices, indptr, ic1, K, q)
-    return ic1, Cf, total, n_iter + n_lloyd, converged
+    return n_iter, converged
+
+
+def _s_hartigan_wong_core(data, indices, indptr, C0, max_iter, lloyd_iter, stop):
+    """:func:`_hartigan_wong_core` on Z = 1 b^T + E (``C0``: initial ``c - b``)."""
+    n = indptr.shape[0] - 1
+    K, q = C0.shape
+    C = np.array(C0, dtype=np.float64, order="C")
+    cn = np.empty(K)
+    ic1 = np.empty(n, dtype=np.intp)
+    ic2 = np.zeros(n, dtype=np.intp)
+    nc = np.zeros(K, dtype=np.int64)
+    n_lloyd = _s_hw_lloyd(data, indices, indptr, C, cn, ic1, ic2, np.empty((K, q)), nc,
+                          lloyd_iter, stop)
+    ki = np.empty((3, K), dtype=np.int64)
+    n_iter, converged = _s_hw_transfers(data, indices, indptr, C, cn, ic1, ic2, nc, np.empty(K),
+                                        np.empty(K), ki[0], ki[1], ki[2], np.empty(n), max_iter)
+    total = _s_recompute(data, indices, indptr, ic1, C, nc, cn)
+    return ic1, C, total, n_iter + n_lloyd, converged
 
 
 @njit(cache=True)
-def _s_lloyd_core(data, indices, indptr, C0, max_iter):
+def _s_lloyd_iterations(data, indices, indptr, C, cn, labels, nc, max_iter):
     n = indptr.shape[0] - 1
-    K, q = C0.shape
-    C = C0.copy()
-    cn = _s_norms(C)
-    labels = np.full(n, -1, dtype=np.intp)
+    K = C.shape[0]
+    _s_norms_into(C, cn)
+    for i in range(n):
+        labels[i] = -1
     converged = False
     n_iter = 0
     for _ in range(max_iter):
         n_iter += 1
         changed = 0
         for i in range(n):
-            best = 0
-            dbest = _s_sqdist(data, indices, indptr, i, C, cn, 0)
+            best = np.intp(0)  # a typed int, not a literal: one compiled signature
+            dbest = _s_sqdist(data, indices, indptr, i, C, cn, best)
             for L in range(1, K):
                 dl = _s_sqdist(data, indices, indptr, i, C, cn, L)
                 if dl < dbest:
@@ -1126,10 +1236,28 @@ def _s_lloyd_core(data, indices, indptr, C0, max_iter):
         if changed == 0:
             converged = True
             break
-        C, _ = _s_fill_empty(data, indices, indptr, labels, K, q)
-        cn = _s_norms(C)
-    Cf, _, total = _s_recompute(data, indices, indptr, labels, K, q)
-    return labels, Cf, total, n_iter, converged
+        _s_fill_empty(data, indices, indptr, labels, C, nc, cn)
+        _s_norms_into(C, cn)
+    return n_iter, converged
+
+
+def _s_lloyd_core(data, indices, indptr, C0, max_iter):
+    n = indptr.shape[0] - 1
+    K = C0.shape[0]
+    C = np.array(C0, dtype=np.float64, order="C")
+    cn = np.empty(K)
+    labels = np.empty(n, dtype=np.intp)
+    nc = np.zeros(K, dtype=np.int64)
+    n_iter, converged = _s_lloyd_iterations(data, indices, indptr, C, cn, labels, nc, max_iter)
+    total = _s_recompute(data, indices, indptr, labels, C, nc, cn)
+    return labels, C, total, n_iter, converged
+
+
+def _s_stats(data, indices, indptr, labels, K, q):
+    C = np.empty((K, q))
+    nc = np.empty(K, dtype=np.int64)
+    total = _s_recompute(data, indices, indptr, labels, C, nc, np.empty(K))
+    return C, nc, total
 
 
 @njit(cache=True)
@@ -1153,23 +1281,37 @@ def _s_sqdist_rows(data, indices, indptr, i, k):
     return d
 
 
+def _s_kmeans_plusplus_indices(data, indices, indptr, first, draws):
+    n = indptr.shape[0] - 1
+    K, T = draws.shape[0] + 1, draws.shape[1]
+    idx = np.empty(K, dtype=np.intp)
+    cand = np.empty(T, dtype=np.intp)
+    _s_kmeans_plusplus_core(data, indices, indptr, first, draws, idx, cand, np.empty((T + 2, n)),
+                            np.empty(T))
+    return idx
+
+
 @njit(cache=True)
-def _s_kmeans_plusplus_core(data, indices, indptr, first, draws):
+def _s_kmeans_plusplus_core(data, indices, indptr, first, draws, idx, cand, work, pot):
+    """:func:`_kmeans_plusplus_core` on the rows of E (distances by sorted-row merges)."""
     n = indptr.shape[0] - 1
     K = draws.shape[0] + 1
     T = draws.shape[1]
-    idx = np.empty(K, dtype=np.intp)
     idx[0] = first
-    closest = np.empty(n)
+    closest = work[0]
+    cum = work[1]
+    trial = work[2:]
     for i in range(n):
         closest[i] = _s_sqdist_rows(data, indices, indptr, i, first)
-    trial = np.empty((T, n))
-    cand = np.empty(T, dtype=np.intp)
     for c in range(1, K):
-        cum = np.cumsum(closest)
+        acc = 0.0
+        for i in range(n):
+            acc += closest[i]
+            cum[i] = acc
         for t in range(T):
-            cand[t] = min(np.searchsorted(cum, draws[c - 1, t] * cum[-1], side="right"), n - 1)
-        pot = np.zeros(T)
+            cand[t] = min(_search_right(cum, draws[c - 1, t] * cum[n - 1]), n - 1)
+        for t in range(T):
+            pot[t] = 0.0
         for i in range(n):
             for t in range(T):
                 d = min(closest[i], _s_sqdist_rows(data, indices, indptr, i, cand[t]))
@@ -1180,8 +1322,8 @@ def _s_kmeans_plusplus_core(data, indices, indptr, first, draws):
             if pot[t] < pot[best]:
                 best = t
         idx[c] = cand[best]
-        closest[:] = trial[best]
-    return idx
+        for i in range(n):
+            closest[i] = trial[best, i]
 
 
 def _s_rows(X: ImplicitRows, idx) -> np.ndarray:
@@ -1205,7 +1347,7 @@ def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm,
     data, indices, indptr = X._parts()
     if n_clusters == 1:
         labels = np.zeros(n, dtype=np.intp)
-        Cd, _, total = _s_recompute(data, indices, indptr, labels, 1, q)
+        Cd, _, total = _s_stats(data, indices, indptr, labels, 1, q)
         res = _s_result(X, labels, Cd, total, 0, True)
         return [res] if return_all else res
     rng = np.random.default_rng(seed)
@@ -1225,7 +1367,7 @@ def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm,
         elif isinstance(init, np.ndarray) or init == "k-means++":
             first = int(rng.integers(n))
             draws = rng.random((max(int(n_clusters) - 1, 0), 2 + int(math.log(n_clusters))))
-            C = _s_rows(X, _s_kmeans_plusplus_core(data, indices, indptr, first, draws))
+            C = _s_rows(X, _s_kmeans_plusplus_indices(data, indices, indptr, first, draws))
         else:
             raise ValueError(f"init={init!r} must be 'k-means++', 'random' or an array.")
         if algorithm == "hartigan":
@@ -1243,6 +1385,7 @@ def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm,
 def implicit_cluster_means(X: ImplicitRows, labels, n_clusters):
     """Sizes and ``D_k`` (cluster means minus the background; 0 for an empty cluster)."""
     data, indices, indptr = X._parts()
-    D, nc = _s_means(data, indices, indptr, np.asarray(labels, dtype=np.intp),
-                     int(n_clusters), X.shape[1])
+    D = np.empty((int(n_clusters), X.shape[1]))
+    nc = np.empty(int(n_clusters), dtype=np.int64)
+    _s_means_into(data, indices, indptr, np.asarray(labels, dtype=np.intp), D, nc)
     return nc.astype(np.float64), D

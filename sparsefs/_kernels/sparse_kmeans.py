@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from sparsefs._kernels.kmeans import ImplicitRows, implicit_cluster_means
+from sparsefs._kernels.kmeans import ImplicitRows, _means_into, implicit_cluster_means
 
 __all__ = [
     "bcss_from_means",
@@ -94,8 +94,11 @@ def cluster_means(
     X = np.asarray(X, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.intp)
     n = labels.shape[0]
-    if X.ndim == 2 and X.flags.c_contiguous:
-        counts, sums = _cluster_sums(X, labels, int(n_clusters))
+    if X.ndim == 2 and X.flags.c_contiguous:  # the k-means kernel's compiled pass
+        means = np.empty((int(n_clusters), X.shape[1]))
+        nc = np.empty(int(n_clusters), dtype=np.int64)
+        _means_into(X, labels, means, nc)
+        return nc.astype(np.float64), means
     else:
         counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)
         indicator = sp.csr_array((np.ones(n), (labels, np.arange(n))), shape=(n_clusters, n))
@@ -115,19 +118,6 @@ def cluster_stats(X, labels: np.ndarray, n_clusters: int):
         return counts, means, bcss_from_means(counts, D)
     counts, means = cluster_means(X, labels, n_clusters)
     return counts, means, bcss_from_means(counts, means)
-
-
-@njit(cache=True)
-def _cluster_sums(X, labels, n_clusters):
-    n, p = X.shape
-    counts = np.zeros(n_clusters)
-    sums = np.zeros((n_clusters, p))
-    for i in range(n):
-        k = labels[i]
-        counts[k] += 1.0
-        for j in range(p):
-            sums[k, j] += X[i, j]
-    return counts, sums
 
 
 def standardize_columns(
@@ -156,31 +146,20 @@ def standardize_columns(
     if colmax is None or colmin is None:
         colmax, colmin = X.max(axis=0), X.min(axis=0)
     constant = np.asarray(colmax == colmin)
-    return _standardize_core(X, float(c), constant)
-
-
-@njit(cache=True)
-def _standardize_core(X, c, constant):
-    n, p = X.shape
-    mean = np.zeros(p)
-    for i in range(n):
-        for j in range(p):
-            mean[j] += X[i, j] / c
-    for j in range(p):
-        mean[j] = X[0, j] / c if constant[j] else mean[j] / n
-    out = np.empty((n, p))
-    ss = np.zeros(p)
-    for i in range(n):
-        for j in range(p):
-            v = X[i, j] / c - mean[j]
-            out[i, j] = v
-            ss[j] += v * v
-    sd = np.empty(p)
-    for j in range(p):
-        sd[j] = 1.0 if constant[j] else math.sqrt(ss[j] / n)
-    for i in range(n):
-        for j in range(p):
-            out[i, j] = 0.0 if constant[j] else out[i, j] / sd[j]
+    n = X.shape[0]
+    # numpy, in the order of the former compiled loop (column sums accumulate row by row,
+    # sequentially, along axis 0): the same bits, and no compilation on first use
+    out = X / c if c != 1.0 else X.copy()
+    mean = out.sum(axis=0) / n
+    mean[constant] = out[0, constant]
+    out -= mean
+    sq = out * out
+    ss = sq.sum(axis=0)
+    del sq
+    sd = np.sqrt(ss / n)
+    sd[constant] = 1.0
+    out /= sd
+    out[:, constant] = 0.0
     return out, mean, sd
 
 
