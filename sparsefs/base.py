@@ -19,6 +19,10 @@ template (:meth:`_SparseEstimatorBase.fit`) and exposes one result interface:
     count is ``n_features_to_select_``.
 
 Subclasses implement ``_fit(X, y)`` and call :meth:`SupportMixin._set_selection` once.
+
+Threads: ``fit`` chooses the thread counts of every library involved once, from the sizes the
+estimator states (:meth:`_SparseEstimatorBase._blas_flops`, :meth:`_pool_limit`), and applies
+them for the whole fit (:mod:`sparsefs._kernels.threads`).
 """
 
 import warnings
@@ -33,6 +37,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sparsefs._dask import is_dask_collection
+from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.ranking import (
     is_top_set,
     rank_scores,
@@ -183,11 +188,26 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
         self.n_features_to_select_ = resolve_n_features_to_select(
             self.n_features_to_select, X.shape[1]
         )
-        self._fit(X, y_idx, **fit_params)
+        with _threads.applied(_threads.plan(self._blas_flops(X), pool=self._pool_limit())):
+            self._fit(X, y_idx, **fit_params)
         return self
 
     def _fit(self, X, y_idx, **fit_params):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _blas_flops(self, X) -> float:
+        """Flops of one typical BLAS operation of a fit on X: the input of the thread plan
+        (:func:`sparsefs._kernels.threads.plan`; BLAS and OpenMP get every CPU only from
+        1e9 flops). The default is a product of X with 16 vectors, ``32 n p``: most methods
+        work by passes over X with a few vectors (class sums, projections). Methods with
+        larger products (n x n or p x p factors) or only tiny ones override it."""
+        n, p = X.shape
+        return 32.0 * n * p
+
+    def _pool_limit(self) -> int | None:
+        """The ceiling of sparsefs's own thread pool for this fit (``n_jobs`` where the
+        estimator has one; None: every available CPU)."""
+        return None
 
     def _validate(self, X, y=None, *, reset: bool):
         """Numeric float X (or an accepted sparse format), finite, at least one feature.

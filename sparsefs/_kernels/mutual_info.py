@@ -43,6 +43,8 @@ import numba
 import numpy as np
 from scipy.special import digamma
 
+from sparsefs._kernels import threads as _threads
+
 __all__ = [
     "digamma_table",
     "ksg_mi_classif",
@@ -51,6 +53,10 @@ __all__ = [
     "scale_and_jitter",
     "three_state_codes",
 ]
+
+#: One value of a column costs about this many values of a plain pass (a sort and the walks
+#: to the k-th neighbour), for the thread choice of :func:`threads.pool_threads`.
+_MI_WORK = 64
 
 
 def digamma_table(n: int) -> np.ndarray:
@@ -93,28 +99,14 @@ def _within(xs, p, r):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _mi_cd_column(x, y, n_classes, class_counts, k, psi):  # pragma: no cover - compiled
-    n = x.shape[0]
-    # samples whose class has a single member are left out entirely
-    keep = np.empty(n, dtype=np.bool_)
-    m = 0
-    for i in range(n):
-        keep[i] = class_counts[y[i]] > 1
-        if keep[i]:
-            m += 1
+def _mi_cd_column(xk, order, ys, n_classes, class_counts, k, psi, xs):  # pragma: no cover
+    """One column: ``xk`` its values on the kept samples (classes of >= 2 members), ``order``
+    their ascending order, ``ys`` the classes in that order; ``xs`` is work space."""
+    m = xk.shape[0]
     if m == 0:
         return 0.0
-    xv = np.empty(m)
-    yv = np.empty(m, dtype=np.int64)
-    j = 0
-    for i in range(n):
-        if keep[i]:
-            xv[j] = x[i]
-            yv[j] = y[i]
-            j += 1
-    order = np.argsort(xv)
-    xs = xv[order]
-    ys = yv[order]
+    for p in range(m):
+        xs[p] = xk[order[p]]
     radius = np.empty(m)
     kk = np.empty(m, dtype=np.int64)
     # within-class k-th neighbour distance: walk outwards along the sorted class values
@@ -152,12 +144,31 @@ def _mi_cd_column(x, y, n_classes, class_counts, k, psi):  # pragma: no cover - 
     return max(0.0, psi[m] + total / m)
 
 
-@numba.njit(cache=True, parallel=True)
-def _mi_cd_all(XT, y, n_classes, class_counts, k, psi):  # pragma: no cover - compiled
-    d = XT.shape[0]
-    out = np.empty(d)
-    for j in numba.prange(d):
-        out[j] = _mi_cd_column(XT[j], y, n_classes, class_counts, k, psi)
+@numba.njit(cache=True, nogil=True)
+def _mi_cd_block(XT, orders, y, n_classes, class_counts, k, psi, j0, j1, out):  # pragma: no cover
+    m = XT.shape[1]
+    xs = np.empty(m)
+    ys = np.empty(m, dtype=np.int64)
+    for j in range(j0, j1):
+        order = orders[j]
+        for p in range(m):
+            ys[p] = y[order[p]]
+        out[j] = _mi_cd_column(XT[j], order, ys, n_classes, class_counts, k, psi, xs)
+
+
+def _mi_cd_all(XT, y, n_classes, class_counts, k, psi):
+    """Every column of ``XT`` (the kept samples only), by blocks of columns on sparsefs's
+    own pool (:mod:`sparsefs._kernels.threads`). The columns are sorted here by numpy (one
+    ``argsort``; a sort compiled inside the kernel tripled its first-use compilation)."""
+    d, m = XT.shape
+    out = np.zeros(d)
+    if m == 0 or d == 0:
+        return out
+    orders = np.argsort(XT, axis=1)
+    step = max(1, -(-d // (4 * _threads.available_cpus())))
+    blocks = [(XT, orders, y, n_classes, class_counts, k, psi, j0, min(d, j0 + step), out)
+              for j0 in range(0, d, step)]
+    _threads.run_blocks(_mi_cd_block, blocks, _threads.pool_threads(_MI_WORK * m * d, len(blocks)))
     return out
 
 
@@ -179,8 +190,9 @@ def ksg_mi_classif(X: np.ndarray, y_idx: np.ndarray, n_neighbors: int = 3) -> np
     y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
     n_classes = int(y_idx.max()) + 1 if y_idx.size else 0
     counts = np.bincount(y_idx, minlength=n_classes).astype(np.int64)
-    XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
-    return _mi_cd_all(XT, y_idx, n_classes, counts, int(n_neighbors),
+    keep = counts[y_idx] > 1  # samples alone in their class are left out entirely
+    XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64)[keep].T)
+    return _mi_cd_all(XT, y_idx[keep], n_classes, counts, int(n_neighbors),
                       digamma_table(X.shape[0] + 1))
 
 
@@ -230,11 +242,20 @@ def _mi_cc_column(x, order, v, v_sorted, v_rank, k, psi):  # pragma: no cover - 
     return max(0.0, psi[n] + psi[k] - total / n)
 
 
-@numba.njit(cache=True, parallel=True)
-def _mi_cc_all(XT, orders, cols, v, v_sorted, v_rank, k, psi):  # pragma: no cover - compiled
-    out = np.empty(cols.shape[0])
-    for t in numba.prange(cols.shape[0]):
+@numba.njit(cache=True, nogil=True)
+def _mi_cc_block(XT, orders, cols, v, v_sorted, v_rank, k, psi, t0, t1, out):  # pragma: no cover
+    for t in range(t0, t1):
         out[t] = _mi_cc_column(XT[cols[t]], orders[cols[t]], v, v_sorted, v_rank, k, psi)
+
+
+def _mi_cc_all(XT, orders, cols, v, v_sorted, v_rank, k, psi):
+    """The columns ``cols`` of ``XT`` by blocks on sparsefs's own pool (:mod:`..threads`)."""
+    m, n = cols.shape[0], XT.shape[1]
+    out = np.empty(m)
+    step = max(1, -(-m // (4 * _threads.available_cpus())))
+    blocks = [(XT, orders, cols, v, v_sorted, v_rank, k, psi, t0, min(m, t0 + step), out)
+              for t0 in range(0, m, step)]
+    _threads.run_blocks(_mi_cc_block, blocks, _threads.pool_threads(_MI_WORK * n * m, len(blocks)))
     return out
 
 

@@ -45,14 +45,13 @@ Kernels
 from __future__ import annotations
 
 import math
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.ranking import rank_scores
 from sparsefs._kernels.stats import sparse_class_sums
 
@@ -173,55 +172,11 @@ def center_unit(*arrays: np.ndarray) -> float:
     return math.ldexp(1.0, math.frexp(m)[1])
 
 
-_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
-_POOLS_LOCK = threading.Lock()
-
-
 def _run_blocks(fn, edges: list[tuple[int, int]], n_threads: int) -> None:
-    """``fn(c0, c1)`` for every block, on the calling thread and ``n_threads - 1`` pool threads.
-
-    The blocks are handed out one at a time from a shared queue, and the calling thread
-    works too (it would otherwise only wait): on a shared machine, a pool thread that is not
-    scheduled holds up at most the block it took, and if it never starts, the caller does
-    every block itself (never much slower than one thread; with a fixed split, one
-    descheduled thread stalled the whole fit). Starting a pool costs ~0.15 ms, a tenth of an
-    l2 fit at 200 x 20000, so pools are reused (one per size, keyed by process id: a forked
-    child makes its own). An exception in any block is raised once the others have stopped.
-    """
-    if n_threads <= 1 or len(edges) <= 1:
-        for c0, c1 in edges:
-            fn(c0, c1)
-        return
-    n_workers = min(n_threads, len(edges)) - 1
-    key = (os.getpid(), n_workers)
-    with _POOLS_LOCK:
-        pool = _POOLS.get(key)
-        if pool is None:
-            pool = _POOLS[key] = ThreadPoolExecutor(n_workers, thread_name_prefix="sparsefs")
-    queue = iter(edges)
-    lock = threading.Lock()
-    failed = []
-
-    def work() -> None:
-        while not failed:
-            with lock:
-                block = next(queue, None)
-            if block is None:
-                return
-            try:
-                fn(*block)
-            except BaseException:
-                failed.append(True)
-                raise
-
-    futures = [pool.submit(work) for _ in range(n_workers)]
-    try:
-        work()
-    finally:
-        for future in futures:
-            future.exception()  # wait for every worker, even when the caller failed
-    for future in futures:
-        future.result()  # re-raise a worker's exception
+    """``fn(c0, c1)`` for every block on sparsefs's own pool
+    (:func:`sparsefs._kernels.threads.run_blocks`: a shared queue that the calling thread
+    works through too, so a descheduled worker never stalls a fit)."""
+    _threads.run_blocks(fn, edges, n_threads)
 
 
 def _class_weights(counts: np.ndarray, balanced: bool) -> np.ndarray:
@@ -1142,8 +1097,5 @@ def center_scores(
 
 
 def default_n_threads() -> int:
-    """CPUs this process may use (``os.sched_getaffinity`` where available)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    """CPUs this process may use (:func:`sparsefs._kernels.threads.available_cpus`)."""
+    return _threads.available_cpus()

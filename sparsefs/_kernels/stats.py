@@ -13,14 +13,13 @@ upcast of X; extra memory O(n_classes x n_features) per thread):
   (CSR) or column (CSC) chunks from ``_BLOCK_ELEMENTS`` stored values.
 """
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 import scipy.sparse as sp
+
+from sparsefs._kernels import threads as _threads
 
 __all__ = ["ClassMoments", "class_moments", "column_signatures", "one_hot", "sparse_class_sums"]
 
@@ -28,30 +27,15 @@ __all__ = ["ClassMoments", "class_moments", "column_signatures", "one_hot", "spa
 _BLOCK_ELEMENTS = 1 << 20
 
 
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
 def _map_threads(fn, n_tasks: int) -> None:
-    """``fn(0), ..., fn(n_tasks - 1)`` on a pool kept for the process (starting threads on
-    every call cost ~0.5 ms, a third of one read of a 200 x 20000 matrix)."""
-    global _POOL
-    if n_tasks == 1:
-        fn(0)
-        return
-    with _POOL_LOCK:
-        if _POOL is None or _POOL._max_workers < n_tasks:
-            _POOL = ThreadPoolExecutor(max(n_tasks, _n_threads()),
-                                       thread_name_prefix="sparsefs-moments")
-        pool = _POOL
-    list(pool.map(fn, range(n_tasks)))
+    """``fn(0), ..., fn(n_tasks - 1)`` on sparsefs's own pool
+    (:func:`sparsefs._kernels.threads.run_tasks`)."""
+    _threads.run_tasks(fn, n_tasks, n_tasks)
 
 
-def _n_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+def _n_threads(n_elements: float) -> int:
+    """Threads for a pass over ``n_elements`` values (:func:`threads.pool_threads`)."""
+    return _threads.pool_threads(n_elements)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -231,7 +215,7 @@ def sparse_class_sums(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray,
     y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
     csc = X.format == "csc"
     extent = p if csc else n
-    n_threads = min(_n_threads(), max(1, X.nnz // _BLOCK_ELEMENTS), max(1, extent))
+    n_threads = min(_n_threads(X.nnz), max(1, X.nnz // _BLOCK_ELEMENTS), max(1, extent))
     bounds = np.linspace(0, extent, n_threads + 1).astype(np.intp)
     n_parts = 1 if csc else n_threads
     parts = [(np.zeros((n_classes, p)), np.zeros(p)) for _ in range(n_parts)]
@@ -265,7 +249,7 @@ def _dense_moments(X, y_idx: np.ndarray, n_classes: int):
     first[present] = at
     means = np.zeros((n_classes, p))
     m2 = np.zeros((n_classes, p))
-    n_threads = min(_n_threads(), max(1, (n * p) // _BLOCK_ELEMENTS), p)
+    n_threads = min(_n_threads(n * p), max(1, (n * p) // _BLOCK_ELEMENTS), p)
     cols = np.linspace(0, p, n_threads + 1).astype(np.intp)
 
     def run(t):

@@ -14,6 +14,7 @@ from sklearn.utils.validation import assert_all_finite, check_is_fitted, validat
 
 from sparsefs._dask import is_dask_collection
 from sparsefs._kernels import sparse_centers as _kernel
+from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.sparse_centers_cv import grid_predictions
 from sparsefs.base import BaseSelectingClassifier
 from sparsefs.utils._sklearn_compat import StrOptions
@@ -27,12 +28,18 @@ DEFAULT_N_FEATURES = 10
 
 def _resolve_n_threads(n_jobs) -> int:
     """``None`` or ``-1``: every CPU this process may use; ``-2``: all but one; ``k > 0``: k."""
-    n_cpus = _kernel.default_n_threads()
+    n_cpus = _threads.available_cpus()
     if n_jobs is None:
         return n_cpus
     if n_jobs == 0:
         raise ValueError("n_jobs=0 is not allowed; pass None, -1 (all CPUs) or a count >= 1.")
     return int(n_jobs) if n_jobs > 0 else max(1, n_cpus + 1 + int(n_jobs))
+
+
+def _plan_pool() -> int:
+    """The own pool's ceiling of the fit in force (``n_jobs``, applied by ``fit``)."""
+    plan = _threads.current_plan()
+    return _threads.available_cpus() if plan is None else plan.pool
 
 
 def default_n_features_grid(n_features: int) -> np.ndarray:
@@ -79,16 +86,19 @@ class _BaseSparseCenters(BaseSelectingClassifier):
 
     # -- fitting -------------------------------------------------------------------------
 
+    def _pool_limit(self) -> int:
+        return _resolve_n_threads(self.n_jobs)
+
     def _center_stats(self, X, y_idx, n_classes: int) -> _kernel.CenterStats:
         balanced = self.objective == "balanced"
         if self.norm == "l2":
             stats = _kernel.l2_centers(
                 X, y_idx, n_classes, balanced=balanced, spread=self.standardize,
-                n_threads=_resolve_n_threads(self.n_jobs),
+                n_threads=_plan_pool(),
             )
         else:
             stats = _kernel.l1_centers(
-                X, y_idx, n_classes, balanced=balanced, n_threads=_resolve_n_threads(self.n_jobs)
+                X, y_idx, n_classes, balanced=balanced, n_threads=_plan_pool()
             )
         if not stats.finite:
             with np.errstate(invalid="ignore", over="ignore"):  # sklearn's quick sum check

@@ -13,9 +13,9 @@ from sparsefs._kernels import penalized_gmm as _em
 from sparsefs.base import BaseSelectingClusterer
 from sparsefs.clustering._sparse_kmeans import (
     _INT32_MAX,
+    _SINGLE_THREAD_SIZE,
     _column_transform,
     _kmeans,
-    _thread_limit,
 )
 from sparsefs.utils._sklearn_compat import Interval
 
@@ -194,11 +194,13 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
             return np.zeros(1)
         return alpha_max * np.logspace(-3, 0, self.n_alphas)
 
-    def _fit(self, X, y_idx):
-        with _thread_limit(X):
-            self._fit_impl(X)
+    def _blas_flops(self, X) -> float:
+        """0 (one BLAS thread) for X of at most ``_SINGLE_THREAD_SIZE`` entries, as the
+        sparse k-means: an EM path of many small products."""
+        n, p = X.shape
+        return 0.0 if n * p <= _SINGLE_THREAD_SIZE else super()._blas_flops(X)
 
-    def _fit_impl(self, X):
+    def _fit(self, X, y_idx):
         n, K = X.shape[0], self.n_clusters
         if n < K:
             raise ValueError(f"n_samples={n} should be >= n_clusters={K}.")

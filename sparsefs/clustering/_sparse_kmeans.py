@@ -34,7 +34,6 @@ from sparsefs._kernels.sparse_kmeans_alternation import starts as _starts
 from sparsefs.base import BaseSelectingClusterer
 from sparsefs.clustering._tuning import gap_tuning
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
-from sparsefs.utils._threads import blas_single_thread
 
 __all__ = ["L0KMeans", "SparseKMeans"]
 
@@ -49,11 +48,6 @@ _SINGLE_THREAD_SIZE = 1 << 20
 # rounding, 1e-16 relative, would break such ties differently). Above it the sparse kernels
 # run and X is never densified.
 _SPARSE_EXACT_SIZE = 1 << 16
-
-
-def _thread_limit(X: np.ndarray):
-    """One BLAS/OpenMP thread for small X (see ``_SINGLE_THREAD_SIZE``), else no change."""
-    return blas_single_thread(X.size <= _SINGLE_THREAD_SIZE)
 
 
 def _column_transform(X: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -217,10 +211,15 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         _, means, _ = _InMemory(X).stats(fit.labels, self.n_clusters)
         return dataclasses.replace(fit, means=means)
 
+    def _blas_flops(self, X) -> float:
+        """0 (one BLAS thread) for X of at most ``_SINGLE_THREAD_SIZE`` entries (stored
+        values when sparse), else the default."""
+        size = X.nnz if sp.issparse(X) else X.shape[0] * X.shape[1]
+        return 0.0 if size <= _SINGLE_THREAD_SIZE else super()._blas_flops(X)
+
     def _fit_sparse(self, X, value, grid):
         """Fit with a fixed sparsity ``value``, or tune it over ``grid`` (value None)."""
-        with _thread_limit(X):
-            value, fit = self._fit_sparse_impl(X, value, grid)
+        value, fit = self._fit_sparse_impl(X, value, grid)
         return value, self._with_means(X, fit)
 
     def _fit_sparse_impl(self, X, value, grid):

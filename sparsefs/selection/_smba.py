@@ -12,20 +12,11 @@ from sparsefs._kernels import smba as _kernel
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
-from sparsefs.utils._threads import blas_single_thread
 
 __all__ = ["SMBA"]
 
 #: ``keep_coef="auto"`` keeps C (M x M) up to this many features (32 MB in float64)
 KEEP_COEF_MAX_FEATURES = 2000
-#: fits whose per-iteration (per-step) products take fewer flops run on one BLAS thread. The
-#: products are thin (inner dimension <= n + 1) and repeated hundreds to thousands of times, so
-#: threads pay only for large per-step work. It was 2e8: the default 100 x 10 000 group-lasso
-#: fit (2.04e8 flops per step) then ran threaded and took 196 s on the shared 2-core machine
-#: against 44 s on one thread (the "19x per step from M = 5000 to 10 000" of issue #16: there
-#: is no M^2 term, the step is O(M n^2)); the ADMM at 100 x 1000 (2.02e8) ran at 0.15-0.18 s
-#: per iteration threaded against 0.011-0.021 s on one thread (same run, load average ~8)
-SINGLE_THREAD_FLOPS = 1e10
 
 
 class SMBA(BaseSelector):
@@ -346,6 +337,22 @@ class SMBA(BaseSelector):
             solver=self._solver(q),
         )
 
+    def _blas_flops(self, X) -> float:
+        """A tenth of the flops of one iteration (ADMM: ``2 (n + 1) M^2``) or one step
+        (group lasso: ``2 (n + 1)^2 M``): BLAS threads only from 1e10 flops per iteration.
+        The products are thin (inner dimension <= n + 1) and repeated hundreds to thousands of
+        times, so threads pay only for large per-step work. (Measured on the shared 2-core
+        machine: the 100 x 10 000 group-lasso fit, 2.04e8 flops per step, took 196 s
+        threaded against 44 s on one thread; the ADMM at 100 x 1000, 2.02e8 per iteration,
+        0.15-0.18 s per iteration threaded against 0.011-0.021 s on one thread.)"""
+        n, m = X.shape
+        try:
+            solver = self._solver(1 if self.penalty == "l1" else 2)
+        except ValueError:  # raised again, with its message, by _fit
+            return 0.0
+        per_iteration = 2.0 * (n + 1) * m**2 if solver == "admm" else 2.0 * (n + 1) ** 2 * m
+        return per_iteration / 10.0
+
     def _fit(self, X, y_idx, _solve=None):
         n_samples, n_features = X.shape
         if n_samples < 2:
@@ -373,15 +380,7 @@ class SMBA(BaseSelector):
             n_features <= KEEP_COEF_MAX_FEATURES if self.keep_coef == "auto"
             else bool(self.keep_coef)
         )
-        # small GEMMs: one BLAS thread (thread start-up dominates; on a loaded machine a
-        # threaded 17 x 325 x 325 product took 300x longer than the single-threaded one). The
-        # group-lasso solver's products are M x n and (n+1) x (n+1) only: always small (one
-        # ALLAML class fit, 74 x 7129: 1.5 s on one thread, 23 s on two busy cores).
-        per_iteration = (2 * (n_samples + 1) * idx.size**2 if solver == "admm"
-                         else 2 * (n_samples + 1) ** 2 * idx.size)
-        small = per_iteration <= SINGLE_THREAD_FLOPS
-        with blas_single_thread(small):
-            res = (self._solve if _solve is None else _solve)(Xv, q, keep)
+        res = (self._solve if _solve is None else _solve)(Xv, q, keep)
         if not res.converged and solver == "group_lasso":
             last = f"{res.gap[-1]:.3g}" if res.gap.size else "n/a"
             warnings.warn(
