@@ -337,6 +337,70 @@ def test_init_best_is_robust_on_the_standardised_default():
         assert int((best.support_ & ds.support).sum()) >= 11, seed
 
 
+@pytest.mark.parametrize(("seed", "k", "shift"), [(0, 3, 1.5), (3, 4, 1.0)])
+def test_init_best_is_the_best_of_the_three_single_starts(seed, k, shift):
+    """Reference: the three starts fitted alone (``init="kmeans"``, ``"spectral"``,
+    ``"screen"``, same seed). Each start has its own generator, so within ``init="best"`` it
+    follows the same path as alone; a later start is abandoned only when it cannot reach the
+    best final objective so far (_abandon_rule). So ``best`` is exactly the single fit with
+    the highest final objective (the earliest on ties): same objective history, same W. (In
+    the second case the spectral and screen starts are abandoned part-way.)"""
+    X, _, _ = _clusters(n=90, d=300, k=k, n_informative=12, seed=seed, shift=shift)
+    singles = {s: UFCM(k, init=s, random_state=seed).fit(X) for s in ("kmeans", "spectral",
+                                                                   "screen")}
+    best = UFCM(k, random_state=seed).fit(X)
+    finals = {s: m.objective_[-1] for s, m in singles.items()}
+    top = max(finals.values())
+    winner = next(s for s in ("kmeans", "spectral", "screen")
+                  if finals[s] >= top - 1e-9 * abs(top))
+    assert best.init_ == winner, (best.init_, finals)
+    np.testing.assert_array_equal(best.objective_, singles[winner].objective_)
+    np.testing.assert_array_equal(best.components_, singles[winner].components_)
+
+
+def test_acceleration_reaches_the_plain_iterations_converged_objective(monkeypatch):
+    """Reference: the plain alternation (no extrapolation) run to a tight tolerance
+    (``tol=1e-7``). On the embedded default (screen start, seed 0) the plain iteration at the
+    default ``tol=1e-4`` stops on its slow tail (measured 251.5 after 16 iterations, 264.3
+    only with ``tol <= 1e-5``: 38 iterations); the accelerated default reaches the tight
+    reference's objective (to 1e-6) in fewer iterations, with a non-decreasing history."""
+    ds = load_default()
+    fitted = UFCM(3, init="screen", random_state=0).fit(ds.X)
+    plain = K.ufcm
+
+    def no_accel(*args, **kwargs):
+        return plain(*args, **{**kwargs, "accelerate": False})
+
+    monkeypatch.setattr("sparsefs.selection._ufcm._kernel.ufcm", no_accel)
+    loose = UFCM(3, init="screen", random_state=0).fit(ds.X)
+    tight = UFCM(3, init="screen", random_state=0, tol=1e-7, max_iter=1000).fit(ds.X)
+    reference = tight.objective_[-1]
+    assert fitted.objective_[-1] >= reference - 1e-6 * abs(reference), (
+        fitted.objective_[-1], reference)
+    assert loose.objective_[-1] < reference - 1e-3 * abs(reference)  # the early stop
+    assert fitted.n_iter_ < tight.n_iter_
+    _assert_monotone(fitted.objective_)
+
+
+def test_abandon_rule_stops_only_a_start_that_cannot_catch_up():
+    """The rule against hand-made histories: a start is abandoned when its objective plus
+    max(2 t, 10) times its largest gain of the last two iterations stays below the best final
+    objective (slack 1e-9 relative); a rising start or one within reach is kept."""
+    from sparsefs.selection._ufcm import _abandon_rule
+
+    rule = _abandon_rule(100.0)
+    # t = 3: horizon 10; gains 1 and 2 -> reach 80 + 20 = 100 (not below 100): kept
+    assert not rule(3, np.array([70.0, 77.0, 78.0, 80.0]), None, None)
+    # the same with gains 1 and 1.5 -> reach 95: abandoned
+    assert rule(3, np.array([70.0, 77.5, 78.5, 80.0]), None, None)
+    # t = 20: horizon 40; gains 0.5 -> reach 80 + 20 = 100: kept
+    assert not rule(20, np.array([79.0, 79.5, 80.0]), None, None)
+    # a start already at the best (ties are kept for the first-on-ties rule to decide)
+    assert not rule(5, np.array([99.0, 100.0, 100.0]), None, None)
+    # a start that fell flat far below: abandoned
+    assert rule(5, np.array([50.0, 50.0, 50.0]), None, None)
+
+
 def test_spectral_start_recovers_separated_clusters():
     """init="spectral": on well-separated clusters the spectral-clustering labels (and the fit's
     final labels) are the true clusters (adjusted Rand index 1, scikit-learn's metric)."""
