@@ -92,6 +92,7 @@ import numpy as np
 from numba import njit
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import dgemm, dsyrk
+from scipy.linalg.lapack import dpotri
 
 from sparsefs._kernels.graphs import duplicate_column_groups as _column_groups
 
@@ -951,8 +952,99 @@ class _GapReached(Exception):
     """Raised inside the L-BFGS-B objective once the duality gap is below the tolerance."""
 
 
+#: L-BFGS-B evaluations of the eta stage before the projected Newton phase (or between two
+#: tries of it while the free set is too large): enough to bring the free set near the support
+#: (issue #33: BASEHOCK z-scored, 20-50 evaluations leave 1-1.3 x the final support).
+ETA_LBFGS_EVALS = 30
+#: The Newton phase runs while at most this many eta are free (its Hessian is free x free:
+#: 2500 -> 50 MB, a Cholesky of ~5e9 flops).
+ETA_NEWTON_MAX_FREE = 2500
+
+
+def _diagonal_of(T: np.ndarray) -> np.ndarray | None:
+    """The diagonal of a square diagonal matrix, else None."""
+    if T.ndim != 2 or T.shape[0] != T.shape[1]:
+        return None
+    t = np.diagonal(T).copy()
+    return t if np.count_nonzero(T) == np.count_nonzero(t) else None
+
+
+def _eta_eval(Ap, Tp, e, p, lam, eta):
+    r"""Everything about one eta of the variational group lasso (:func:`_eta_stage`).
+
+    Returns ``(F, grad, gap, G, chol, Rp, d)``: the value :math:`F(\eta)`, its gradient, the
+    duality gap of the B it defines, :math:`G = A'R'` (rows :math:`g_i`), the Cholesky factor
+    of the small system :math:`H = E + A'^\top D A'` (lower), :math:`R'` and
+    :math:`d = \eta/\lambda`.
+    """
+    d = eta / lam
+    nz = np.flatnonzero(d > 0.0)
+    # H from the rows with eta_i > 0 only (the zero rows, most of them near the solution, add
+    # nothing), as a symmetric rank-k update (half a GEMM's flops): no M x M temporary
+    Aw = (Ap * np.sqrt(d)[:, None] if nz.size == Ap.shape[0]
+          else Ap[nz] * np.sqrt(d[nz])[:, None])
+    if nz.size:
+        H = dsyrk(1.0, Aw.T, trans=0, lower=1)  # Aw^T Aw, lower triangle (Fortran order)
+    else:
+        H = np.zeros((Ap.shape[1], Ap.shape[1]), order="F")
+    diag = np.arange(Ap.shape[1])
+    H[diag, diag] += e
+    t_diag = _diagonal_of(Tp)
+    try:
+        chol = cho_factor(H, lower=True, check_finite=False)
+        if t_diag is None:
+            Rp = cho_solve(chol, Tp, check_finite=False)
+        else:  # T' diagonal (always, from smba_group_lasso): R' = H^-1 diag(t), by potri
+            inv, info = dpotri(chol[0], lower=1)
+            if info != 0:  # pragma: no cover - factor of a singular H
+                raise np.linalg.LinAlgError("dpotri failed")
+            inv = np.tril(inv) + np.tril(inv, -1).T
+            Rp = inv * t_diag[None, :]
+    except np.linalg.LinAlgError:  # pragma: no cover - singular (all eta = 0, affine)
+        chol = None
+        H = np.tril(H) + np.tril(H, -1).T
+        Rp = np.linalg.lstsq(H, Tp, rcond=None)[0]
+    G = Ap @ Rp
+    gn2 = np.einsum("ij,ij->i", G, G)
+    R = Rp[:p]
+    rr = float(np.einsum("ij,ij->", R, R))
+    gn = np.sqrt(gn2)
+    theta = lam / max(lam, float(gn.max(initial=0.0)))
+    gap = max(0.5 * (1.0 - theta) ** 2 * rr + lam * float(d @ gn) - theta * float(d @ gn2), 0.0)
+    F = 0.5 * rr + float(eta @ gn2) / (2.0 * lam) + 0.5 * lam * float(eta.sum())
+    grad = 0.5 * lam - gn2 / (2.0 * lam)
+    return F, grad, gap, G, chol, Rp, d
+
+
+def _eta_newton_direction(Ap, G, chol, grad, lam, free, mu):
+    r"""The damped Newton step on the free eta (:func:`_eta_stage`, phase 2).
+
+    With :math:`K = A'H^{-1}A'^\top` and the rows :math:`g_i` of G, the Hessian of F is
+    :math:`\nabla^2 F = K \circ (GG^\top)/\lambda^2` (positive semi-definite by Schur's
+    product theorem; from :math:`\partial g_i/\partial\eta_j = -(K_{ij}/\lambda)\,g_j`).
+    Returns the step solving :math:`(\nabla^2_{FF} F + \mu\,\max\operatorname{diag}\,I)
+    s = -\nabla_F F` and the largest diagonal entry, or None if the damped matrix is not
+    positive definite.
+    """
+    from scipy.linalg import solve_triangular
+
+    Z = solve_triangular(chol[0], Ap[free].T, lower=True, check_finite=False)
+    Gf = G[free]
+    Hs = (Z.T @ Z) * (Gf @ Gf.T) / (lam * lam)
+    top = float(Hs.diagonal().max(initial=0.0))
+    if not top > 0.0:
+        return None, top
+    Hs[np.diag_indices_from(Hs)] += mu * top
+    try:
+        step = -cho_solve(cho_factor(Hs, lower=True, check_finite=False), grad[free],
+                          check_finite=False)
+    except np.linalg.LinAlgError:
+        return None, top
+    return step, top
+
+
 def _eta_stage(Ap, Tp, e, p, lam, scale, abs_tol, max_eval, gaps):
-    r"""Minimise the variational (eta) form of the group lasso by L-BFGS-B.
+    r"""Minimise the variational (eta) form of the group lasso: L-BFGS-B, then projected Newton.
 
     With :math:`\sum_i\|b^i\| = \min_{\eta > 0}\tfrac12\sum_i(\|b^i\|^2/\eta_i + \eta_i)` and
     :math:`D = \operatorname{diag}(\eta)/\lambda`, the minimisation over B for fixed eta is a
@@ -969,10 +1061,23 @@ def _eta_stage(Ap, Tp, e, p, lam, scale, abs_tol, max_eval, gaps):
 
     is convex and smooth on :math:`\eta \ge 0` with :math:`\partial F/\partial\eta_i =
     \tfrac12(\lambda - \|g_i\|^2/\lambda)`; its minimiser has :math:`\eta_i = \|b^i\|` (so
-    :math:`\eta_i = 0` exactly on the zero rows, held at the bound by L-BFGS-B). One
-    evaluation costs :math:`O(Mq^2 + Mqk)`. Every evaluation also computes the duality gap of
-    its B (:func:`_group_gap`'s formula with :math:`g_i`) and the search stops as soon as it
-    is at most ``abs_tol``.
+    :math:`\eta_i = 0` exactly on the zero rows). One evaluation costs
+    :math:`O(Mq^2 + Mqk)`. Every evaluation also computes the duality gap of its B
+    (:func:`_group_gap`'s formula with :math:`g_i`) and the search stops as soon as it is at
+    most ``abs_tol``.
+
+    **Phase 1**: L-BFGS-B (bounds :math:`\eta \ge 0`) for :data:`ETA_LBFGS_EVALS` evaluations:
+    it finds the support quickly but then converges linearly (issue #33: 800-900 evaluations
+    from a relative gap of 1e-4 to 1e-8 on text data, ~O(M n^2) each, so the fit grew as
+    n^2.8). **Phase 2**: projected Newton on the free variables (Bertsekas' epsilon-active
+    set: variables at the bound whose gradient pushes them there are fixed at 0), with the
+    exact Hessian :math:`K \circ (GG^\top)/\lambda^2` (:func:`_eta_newton_direction`) and
+    Levenberg-Marquardt damping (the Hessian is singular along directions that do not change
+    B; the damping grows tenfold when a step fails Armijo's test and shrinks tenfold when one
+    passes); quadratic convergence once the support is identified: 25-35 Newton iterations
+    (50-70 evaluations) to a relative gap of 1e-9 at n = 150-600, M = 3000-4700. When more
+    than :data:`ETA_NEWTON_MAX_FREE` variables are free, L-BFGS-B continues for another
+    round first.
 
     Returns (eta, B, R', G, gap, n_eval) of the evaluation with the smallest gap.
     """
@@ -980,59 +1085,95 @@ def _eta_stage(Ap, Tp, e, p, lam, scale, abs_tol, max_eval, gaps):
 
     best = {"gap": np.inf}
     count = [0]
-    diag = np.arange(Ap.shape[1])
 
-    def solve(eta):
-        # H = A'^T D A' + E from the rows with eta_i > 0 only (the zero rows, most of them
-        # near the solution, add nothing), as a symmetric rank-k update (half a GEMM's flops):
-        # O(|eta > 0| q^2), no M x M or M x M-sized temporary
-        d = eta / lam
-        nz = np.flatnonzero(d > 0.0)
-        if nz.size == Ap.shape[0]:
-            Aw = Ap * np.sqrt(d)[:, None]
-        else:
-            Aw = Ap[nz] * np.sqrt(d[nz])[:, None]
-        if nz.size:
-            H = dsyrk(1.0, Aw.T, trans=0, lower=1)  # Aw^T Aw, lower triangle (Fortran order)
-        else:
-            H = np.zeros((Ap.shape[1], Ap.shape[1]), order="F")
-        H[diag, diag] += e
-        try:
-            Rp = cho_solve(cho_factor(H, lower=True, check_finite=False), Tp,
-                           check_finite=False)
-        except np.linalg.LinAlgError:  # pragma: no cover - singular (all eta = 0, affine)
-            H = np.tril(H) + np.tril(H, -1).T
-            Rp = np.linalg.lstsq(H, Tp, rcond=None)[0]
-        return d, Rp
-
-    def fg(eta):
+    def record(eta, ev):
         count[0] += 1
-        d, Rp = solve(eta)
-        G = Ap @ Rp
-        gn2 = np.einsum("ij,ij->i", G, G)
-        R = Rp[:p]
-        rr = float(np.einsum("ij,ij->", R, R))
-        gn = np.sqrt(gn2)
-        theta = lam / max(lam, float(gn.max(initial=0.0)))
-        gap = max(0.5 * (1.0 - theta) ** 2 * rr + lam * float(d @ gn)
-                  - theta * float(d @ gn2), 0.0)
+        gap, G, Rp, d = ev[2], ev[3], ev[5], ev[6]
         gaps.append(gap / scale)
         if gap < best["gap"]:
             best.update(gap=gap, eta=eta.copy(), Rp=Rp, G=G, d=d)
-        if gap <= abs_tol or count[0] >= max_eval:
+        return gap <= abs_tol or count[0] >= max_eval
+
+    def fg(eta):
+        ev = _eta_eval(Ap, Tp, e, p, lam, eta)
+        if record(eta, ev):
             raise _GapReached
-        F = 0.5 * rr + float(eta @ gn2) / (2.0 * lam) + 0.5 * lam * float(eta.sum())
-        return F / scale, (0.5 * lam - gn2 / (2.0 * lam)) / scale
+        if count[0] >= lbfgs_budget:
+            state["eta"], state["ev"] = eta.copy(), ev
+            raise _GapReached
+        return ev[0] / scale, ev[1] / scale
 
     M = Ap.shape[0]
-    x0 = np.full(M, 1.0 / np.sqrt(M))
-    with contextlib.suppress(_GapReached):
-        minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * M,
-                 options={"maxiter": max_eval, "maxfun": max_eval, "ftol": 1e-16,
-                          "gtol": 0.0, "maxcor": 20})
+    eta = np.full(M, 1.0 / np.sqrt(M))
+    state = {}
+    while True:
+        # phase 1: a round of L-BFGS-B from eta
+        lbfgs_budget = count[0] + ETA_LBFGS_EVALS
+        state.clear()
+        with contextlib.suppress(_GapReached):
+            minimize(fg, eta, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * M,
+                     options={"maxiter": max_eval, "maxfun": max_eval, "ftol": 1e-16,
+                              "gtol": 0.0, "maxcor": 20})
+        if best["gap"] <= abs_tol or count[0] >= max_eval or "eta" not in state:
+            break  # converged, out of budget, or L-BFGS-B stopped by itself
+        eta, ev = state["eta"], state["ev"]
+        if _n_free(eta, ev[1]) <= ETA_NEWTON_MAX_FREE:
+            break
+    if best["gap"] > abs_tol and count[0] < max_eval:
+        if "eta" not in state:  # L-BFGS-B stopped by itself: Newton from its best point
+            eta = best["eta"]
+            ev = _eta_eval(Ap, Tp, e, p, lam, eta)
+            if record(eta, ev):
+                eta = None
+        if eta is not None and ev[4] is not None and _n_free(eta, ev[1]) <= ETA_NEWTON_MAX_FREE:
+            _eta_newton(Ap, Tp, e, p, lam, eta, ev, record)
     d = best["d"]
     B = d[:, None] * best["G"]
     return best["eta"], B, best["Rp"], best["G"], best["gap"], count[0]
+
+
+def _n_free(eta, grad) -> int:
+    """Variables off the bound, or at it with a gradient pointing inside."""
+    return int(np.count_nonzero((eta > 0) | (grad < 0)))
+
+
+def _eta_newton(Ap, Tp, e, p, lam, eta, ev, record):
+    """Phase 2 of :func:`_eta_stage` from ``eta`` (evaluated as ``ev``) until ``record``
+    (which keeps the best evaluation) says to stop."""
+    mu = 1e-6
+    while True:
+        F, grad, _, G, chol, _, _ = ev
+        if chol is None:  # pragma: no cover - singular small system
+            return
+        # epsilon-active set: at (or within eps of) 0 with the gradient pushing there
+        width = float(np.linalg.norm(eta - np.maximum(eta - grad, 0.0)))
+        eps = min(1e-3 * float(eta.max(initial=0.0)), width)
+        active = (eta <= eps) & (grad > 0.0)
+        free = np.flatnonzero(~active)
+        if free.size > ETA_NEWTON_MAX_FREE:  # pragma: no cover - guarded by the caller
+            return
+        while True:
+            step, top = _eta_newton_direction(Ap, G, chol, grad, lam, free, mu)
+            if step is None:
+                mu *= 10.0
+                if mu > 1e6:
+                    return
+                continue
+            new = np.zeros_like(eta)
+            new[free] = np.maximum(eta[free] + step, 0.0)
+            # the fixed ones by a gradient step, damped alike (the step shrinks to a descent
+            # step of the whole eta as mu grows)
+            new[active] = np.maximum(eta[active] - grad[active] / (top * (1.0 + mu)), 0.0)
+            ev_new = _eta_eval(Ap, Tp, e, p, lam, new)
+            if record(new, ev_new):
+                return
+            if ev_new[0] <= F + 1e-4 * float(grad @ (new - eta)):
+                mu = max(mu / 10.0, 1e-12)
+                break
+            mu *= 10.0
+            if mu > 1e6:
+                return  # no descent left at this precision
+        eta, ev = new, ev_new
 
 
 def smba_group_lasso(

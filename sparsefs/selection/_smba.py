@@ -338,20 +338,19 @@ class SMBA(BaseSelector):
         )
 
     def _blas_flops(self, X) -> float:
-        """A tenth of the flops of one iteration (ADMM: ``2 (n + 1) M^2``) or one step
-        (group lasso: ``2 (n + 1)^2 M``): BLAS threads only from 1e10 flops per iteration.
-        The products are thin (inner dimension <= n + 1) and repeated hundreds to thousands of
-        times, so threads pay only for large per-step work. (Measured on the shared 2-core
-        machine: the 100 x 10 000 group-lasso fit, 2.04e8 flops per step, took 196 s
-        threaded against 44 s on one thread; the ADMM at 100 x 1000, 2.02e8 per iteration,
-        0.15-0.18 s per iteration threaded against 0.011-0.021 s on one thread.)"""
+        """Flops of one large product of the solver: ADMM ``2 (n + 1) M^2 / 10`` (a tenth of
+        an iteration: its products are thin, inner dimension <= n + 1, and repeated hundreds
+        of times; measured on the shared 2-core machine, the ADMM at 100 x 1000, 2.02e8 per
+        iteration, took 0.15-0.18 s per iteration threaded against 0.011-0.021 s on one
+        thread); group lasso ``2 M n^2``, the product :math:`A'R'` of one evaluation (with
+        the n x n systems of the same order: at 1000 x 5000, 1e10 flops, threads pay; at
+        100 x 10 000, 2e8, one thread: 196 s threaded against 44 s on a loaded machine)."""
         n, m = X.shape
         try:
             solver = self._solver(1 if self.penalty == "l1" else 2)
         except ValueError:  # raised again, with its message, by _fit
             return 0.0
-        per_iteration = 2.0 * (n + 1) * m**2 if solver == "admm" else 2.0 * (n + 1) ** 2 * m
-        return per_iteration / 10.0
+        return 0.2 * (n + 1) * m**2 if solver == "admm" else 2.0 * m * (n + 1) ** 2
 
     def _fit(self, X, y_idx, _solve=None):
         n_samples, n_features = X.shape
