@@ -233,11 +233,25 @@ class _DaskOps:
         Z = np.ascontiguousarray(self.Xt[:, cols].compute(), dtype=np.float64)
         return weighted_columns(Z, w[cols])
 
+    def correlations(self, j):
+        """``|corr(x_j, x_l)|`` for every column l (the in-memory ``InMemory.correlations``:
+        centred inner products over the norms; 0 for constant columns)."""
+        if getattr(self, "_centred", None) is None:
+            n = self.Xt.shape[0]
+            mean = np.asarray(self.Xt.mean(axis=0).compute(), dtype=np.float64)
+            sq = np.asarray((self.Xt * self.Xt).sum(axis=0).compute(), dtype=np.float64)
+            norms = np.sqrt(np.maximum(sq - n * mean**2, 0.0))
+            self._centred = (mean, np.where(norms > 0, norms, np.inf))
+        mean, norms = self._centred
+        z = np.asarray(self.Xt[:, j].compute(), dtype=np.float64) - mean[j]
+        inner = np.asarray((self.Xt.T @ z).compute(), dtype=np.float64)
+        return np.abs(inner) / (norms * norms[j])
+
 
 def fit(estimator, X) -> None:
     """``L0KMeans._fit`` on a dask array (the sparsity ``n_features_to_select`` given)."""
     from sparsefs._kernels.sparse_kmeans_alternation import Fit as _Fit
-    from sparsefs._kernels.sparse_kmeans_alternation import best_alternation as _best_alternation
+    from sparsefs._kernels.sparse_kmeans_alternation import restart_search as _restart_search
     from sparsefs._kernels.sparse_kmeans_alternation import starts as _starts
 
     name = type(estimator).__name__
@@ -261,10 +275,13 @@ def fit(estimator, X) -> None:
     partitions = first_partitions(Xt, estimator, rng)
     w_step = estimator._w_step(s)
     ops = _DaskOps(Xt)
-    if 8 * n * min(int(s), p) <= INIT_SAMPLE_BYTES:  # the in-memory alternation
-        fit_ = _best_alternation(ops, _starts(ops, partitions, K), w_step,
+    if 8 * n * min(int(s), p) <= INIT_SAMPLE_BYTES:  # the in-memory restart search
+        search = _restart_search(ops, _starts(ops, partitions, K), w_step,
                                  max_iter=estimator.max_iter, tol=estimator.tol,
-                                 solver=estimator._solver(rng))
+                                 solver=estimator._solver(rng), restarts=estimator._restarts(),
+                                 subset_size=estimator._subset_size(s))
+        estimator._search_result = search
+        fit_ = search.fit
     else:  # warm-started Lloyd steps in dask passes, from the first start
         labels = partitions[0]
         counts, means, bcss = ops.stats(labels, K)

@@ -28,7 +28,7 @@ from sparsefs.datasets import (
     make_sparse_clusters_exp2,
     make_sparse_clusters_exp3,
 )
-from sparsefs.exceptions import NoFeatureSelectedWarning
+from sparsefs.exceptions import NoFeatureSelectedWarning, RestartWarning
 from sparsefs.metrics import clustering_error_rate
 
 
@@ -223,11 +223,17 @@ def test_parameter_errors():
 
 
 def test_convergence_warning_when_max_iter_is_hit(exp2):
-    """Reference: the contract (ConvergenceWarning when stopping early)."""
+    """Reference: the contract (ConvergenceWarning when stopping early). With one w-step per
+    start, the starts stop wherever they begin, so the best is typically reached once: a
+    RestartWarning may come with it, and no other warning."""
     _, X = exp2
-    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model = L0KMeans(n_clusters=3, n_features_to_select=10, max_iter=1, random_state=0)
         model.fit(X)
+    assert any(issubclass(w.category, ConvergenceWarning) and "max_iter=1" in str(w.message)
+               for w in caught)
+    assert all(issubclass(w.category, ConvergenceWarning | RestartWarning) for w in caught)
     assert not model.converged_ and model.n_iter_ == 1
 
 
@@ -291,7 +297,9 @@ def test_l1_bisection_option_is_approximate(exp2):
 def test_l1_n_features_to_select_keeps_exactly_k(exp2):
     """Reference: the soft threshold at the (k+1)-th largest BCSS of labels_ (by loops)."""
     _, X = exp2
-    model = SparseKMeans(n_clusters=3, n_features_to_select=20, random_state=0).fit(X)
+    # (seed 2: on this weakly clustered design the best of seed 0 is reached by one start
+    # only, with a RestartWarning: test_restart_warning_when_the_best_is_reached_once)
+    model = SparseKMeans(n_clusters=3, n_features_to_select=20, random_state=2).fit(X)
     a = _bcss_by_loops(X, model.labels_)
     t = np.maximum(a - np.sort(a)[::-1][20], 0)
     np.testing.assert_allclose(model.weights_, t / np.linalg.norm(t), atol=1e-8)
