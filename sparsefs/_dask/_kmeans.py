@@ -247,6 +247,16 @@ class _DaskOps:
         inner = np.asarray((self.Xt.T @ z).compute(), dtype=np.float64)
         return np.abs(inner) / (norms * norms[j])
 
+    def tail_scores(self):
+        """``|excess kurtosis|`` of every column (``InMemory.tail_scores``)."""
+        C = self.Xt - self.Xt.mean(axis=0)
+        C2 = C * C
+        m2 = np.asarray(C2.mean(axis=0).compute(), dtype=np.float64)
+        m4 = np.asarray((C2 * C2).mean(axis=0).compute(), dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(m2 > 0, m4 / (m2 * m2) - 3.0, 0.0)
+        return np.abs(k)
+
 
 def fit(estimator, X) -> None:
     """``L0KMeans._fit`` on a dask array (the sparsity ``n_features_to_select`` given)."""

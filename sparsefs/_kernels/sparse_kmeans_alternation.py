@@ -98,6 +98,27 @@ class InMemory:
             inner = X.T @ z
         return np.abs(inner) / (norms * norms[j])
 
+    def tail_scores(self) -> np.ndarray:
+        """``|excess kurtosis|`` of every column (0 for constant columns)."""
+        X = self.X
+        n = X.shape[0]
+        if isinstance(X, _km.ImplicitRows):  # centred columns: e - mean(e), zeros included
+            E = X.E.tocsc()
+            ebar = np.asarray(E.sum(axis=0)).ravel() / n
+            counts = np.diff(E.indptr)
+            d = E.data - np.repeat(ebar, counts)
+            cols = np.repeat(np.arange(X.shape[1]), counts)
+            m2 = (np.bincount(cols, d * d, X.shape[1]) + (n - counts) * ebar**2) / n
+            m4 = (np.bincount(cols, d**4, X.shape[1]) + (n - counts) * ebar**4) / n
+        else:
+            C = X - X.mean(axis=0)
+            C2 = C * C
+            m2 = C2.mean(axis=0)
+            m4 = np.einsum("ij,ij->j", C2, C2) / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(m2 > 0, m4 / (m2 * m2) - 3.0, 0.0)
+        return np.abs(k)
+
 
 @dataclass(frozen=True)
 class Solver:
@@ -248,7 +269,7 @@ class Restarts:
     """
 
     n_starts: int = 5
-    n_feature_starts: int = 40
+    n_feature_starts: int = 60
     n_random_starts: int = 40
     union_size: int = 10
     n_perturb: int = 40
@@ -327,9 +348,11 @@ def restart_search(ops, first, w_step, *, max_iter, tol, solver, restarts: Resta
     1. the alternation from the ``restarts.n_starts`` best first partitions ``first``
        (k-means on all features; :func:`best_alternation`), and from ``extra``;
     2. from k-means (one k-means++ start) on the ``subset_size`` columns most correlated with
-       each of ``restarts.n_feature_starts`` random columns (a sparse cluster structure is
-       carried by a block of co-varying features; the starts that found the ALLAML optimum,
-       two samples extreme on 20 genes, were of this kind);
+       each of ``restarts.n_feature_starts`` seed columns: a third the columns of largest
+       absolute excess kurtosis, the rest drawn at random (a sparse cluster structure is
+       carried by a block of co-varying features; the optimum on ALLAML, two samples extreme
+       on 20 genes, was found by 2.7 % of random seeds and 8-11 % of the kurtosis-ranked
+       ones, on GLIOMA and Yale random seeds did better);
     3. from ``restarts.n_random_starts`` random balanced partitions;
     4. from k-means (10 starts) on the union of the supports of the ``restarts.union_size``
        best fits so far (a polish over the candidate supports);
@@ -391,10 +414,16 @@ def restart_search(ops, first, w_step, *, max_iter, tol, solver, restarts: Resta
     if subset_size is None:
         best0 = _first_best(kept)
         subset_size = int(np.count_nonzero(best0.weights > 0))
-    # 2. feature-subset starts
+    # 2. feature-subset starts: a third from the heaviest-tailed columns (a cluster of a few
+    # extreme samples, the optimum on ALLAML, shows in their kurtosis), the rest random
     if restarts.n_feature_starts > 0:
         m = int(min(max(subset_size or 1, 1), p))
-        for j in rng.choice(p, size=min(restarts.n_feature_starts, p), replace=False):
+        n_tail = min(restarts.n_feature_starts // 3, p)
+        tails = np.argsort(-ops.tail_scores(), kind="stable")[:n_tail]
+        rest = np.setdiff1d(np.arange(p), tails)
+        n_rand = min(restarts.n_feature_starts - n_tail, rest.size)
+        seeds = np.concatenate([tails, rng.choice(rest, size=n_rand, replace=False)])
+        for j in seeds:
             corr = ops.correlations(int(j))
             corr[int(j)] = np.inf  # the seed column itself first
             cols = np.argpartition(-corr, m - 1)[:m] if m < p else np.arange(p)
