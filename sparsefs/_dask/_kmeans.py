@@ -288,7 +288,8 @@ def fit(estimator, X) -> None:
     if 8 * n * min(int(s), p) <= INIT_SAMPLE_BYTES:  # the in-memory restart search
         search = _restart_search(ops, _starts(ops, partitions, K), w_step,
                                  max_iter=estimator.max_iter, tol=estimator.tol,
-                                 solver=estimator._solver(rng), restarts=estimator._restarts(),
+                                 solver=estimator._solver(rng),
+                                 restarts=estimator._restarts((n, p)),
                                  subset_size=estimator._subset_size(s))
         estimator._search_result = search
         fit_ = search.fit

@@ -106,6 +106,22 @@ def _kmeans(X, n_clusters, *, init="k-means++", n_init=1, seed=None, algorithm="
     return res.labels
 
 
+#: The restart search at its full default size up to this many entries of X (n * p; the
+#: microarray and image sets: 72 x 7129 is 0.5 M), shrinking in proportion beyond ...
+_SEARCH_FULL_SIZE = 1 << 20
+#: ... and off from this many (the plain alternation of ``n_starts`` first partitions: on
+#: large data each alternation costs seconds, and the optima of many samples are stabler).
+_SEARCH_MAX_SIZE = 1 << 23
+
+
+def _search_scale(n: int, p: int) -> float:
+    """The share of the default restart-search counts run on X of shape (n, p)."""
+    size = n * p
+    if size > _SEARCH_MAX_SIZE:
+        return 0.0
+    return min(1.0, _SEARCH_FULL_SIZE / max(size, 1))
+
+
 def _keep_k_l1_weights(a, k):
     """The l1 w-step at the bound that keeps k features: :math:`\\Delta = a_{(k+1)}`."""
     if k >= a.shape[0]:
@@ -129,10 +145,10 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         "gap_rule": [StrOptions({"max", "1se"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "n_starts": [Interval(Integral, 1, None, closed="left")],
-        "n_feature_starts": [Interval(Integral, 0, None, closed="left")],
-        "n_random_starts": [Interval(Integral, 0, None, closed="left")],
-        "union_size": [Interval(Integral, 0, None, closed="left")],
-        "n_perturb": [Interval(Integral, 0, None, closed="left")],
+        "n_feature_starts": [Interval(Integral, 0, None, closed="left"), None],
+        "n_random_starts": [Interval(Integral, 0, None, closed="left"), None],
+        "union_size": [Interval(Integral, 0, None, closed="left"), None],
+        "n_perturb": [Interval(Integral, 0, None, closed="left"), None],
         "step_n_init": [Interval(Integral, 0, None, closed="left")],
         "algorithm": [StrOptions({"hartigan", "lloyd"})],
         "gap_n_init": [Interval(Integral, 1, None, closed="left"), None],
@@ -229,9 +245,16 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         value, fit = self._fit_sparse_impl(X, value, grid)
         return value, self._with_means(X, fit)
 
-    def _restarts(self):
-        return _Restarts(self.n_starts, self.n_feature_starts, self.n_random_starts,
-                         self.union_size, self.n_perturb)
+    def _restarts(self, shape):
+        """The counts of the restart search for X of ``shape``: the parameters, or where
+        they are None the defaults scaled by :func:`_search_scale`."""
+        scale = _search_scale(*shape)
+        values = []
+        for given, default in ((self.n_feature_starts, 60), (self.n_random_starts, 40),
+                               (self.union_size, 10), (self.n_perturb, 40)):
+            values.append(int(given) if given is not None
+                          else (math.ceil(default * scale) if scale > 0 else 0))
+        return _Restarts(self.n_starts, *values)
 
     def _subset_size(self, value):
         """Columns per feature-subset start of the search at ``value`` (None: the support
@@ -248,7 +271,8 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
                            return_all=True)
         return _restart_search(
             ops, _starts(ops, [f.labels for f in first], self.n_clusters), self._w_step(value),
-            max_iter=self.max_iter, tol=self.tol, solver=solver, restarts=self._restarts(),
+            max_iter=self.max_iter, tol=self.tol, solver=solver,
+            restarts=self._restarts(X.shape),
             subset_size=self._subset_size(value), extra=extra,
         )
 
@@ -374,7 +398,7 @@ _COMMON_PARAMS = """\
         objective is kept. On column-permuted (null) data more starts reach higher objectives
         (relative to the best found: 0.961 with 1 start, 0.985 with 5, 0.992 with 20, on the
         Witten–Tibshirani design's gap path); the cost grows linearly.
-    n_feature_starts : int, default=60
+    n_feature_starts : int or None, default=None
         The final fit (at the given or chosen sparsity) also starts the alternation from
         k-means on the columns most correlated with each of this many seed columns (as many
         columns as the sparsity keeps; SparseKMeans: as many as the best first fit keeps): a
@@ -382,15 +406,19 @@ _COMMON_PARAMS = """\
         sparse cluster structure is carried by a block of co-varying features, which k-means
         on all features rarely isolates; a cluster of a few extreme samples shows in the
         kurtosis of its features.
-    n_random_starts : int, default=40
+    n_random_starts : int or None, default=None
         ... and from this many random balanced partitions.
-    union_size : int, default=10
+    union_size : int or None, default=None
         ... and from k-means (10 starts) on the union of the supports of this many best fits
         (a polish over the candidate supports; 0: none).
-    n_perturb : int, default=40
+    n_perturb : int or None, default=None
         ... and from this many perturbations of the best fit so far (a random 15% of the
-        samples moved to random clusters). With the defaults the final fit runs about 150
-        alternations (``start_objectives_`` and the class Notes: the restart strategy).
+        samples moved to random clusters). ``None`` (each of the four): 60, 40, 10 and 40
+        for X of at most 2**20 entries (n * p; every microarray and image set of the
+        benchmarks), about 170 alternations in all (``start_objectives_``, and the class
+        Notes: the restart strategy); scaled down by 2**20 / (n p) above, and 0 (the plain
+        alternation of ``n_starts`` first partitions) above 2**23 entries, where every
+        alternation costs seconds.
     step_n_init : int, default=1
         Fresh k-means++ starts of every C-step besides the warm start from the current
         partition; the C-step keeps the candidate with the largest sparse objective
@@ -575,10 +603,10 @@ class L0KMeans(_BaseSparseKMeans):
         gap_rule="max",
         n_init=20,
         n_starts=5,
-        n_feature_starts=60,
-        n_random_starts=40,
-        union_size=10,
-        n_perturb=40,
+        n_feature_starts=None,
+        n_random_starts=None,
+        union_size=None,
+        n_perturb=None,
         step_n_init=1,
         algorithm="hartigan",
         gap_n_init=None,
@@ -747,10 +775,10 @@ class SparseKMeans(_BaseSparseKMeans):
         exact=True,
         n_init=20,
         n_starts=5,
-        n_feature_starts=60,
-        n_random_starts=40,
-        union_size=10,
-        n_perturb=40,
+        n_feature_starts=None,
+        n_random_starts=None,
+        union_size=None,
+        n_perturb=None,
         step_n_init=1,
         algorithm="hartigan",
         gap_n_init=None,
