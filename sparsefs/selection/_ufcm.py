@@ -160,8 +160,9 @@ class UFCM(BaseSelector):
         cannot leave. On the issue #16 planted design at 120 x 3000 (standardised) the k-means
         start ends at objective -378.7 with 1/40 planted features, the screen start at 433.7
         with 40/40 (as from the true clusters); on the embedded default, seeds 0-4, the
-        k-means start alone keeps 1, 1, 11, 12, 12 of 13 wine features, ``"best"``
-        12, 12, 11, 12, 12 (``docs/methods/ufcm.md``).
+        k-means start alone ends at objectives 213.7, 82.0, 83.8, -69.4, 264.1 with 12, 11,
+        10, 0, 11 of 13 wine features, ``"best"`` at 264.3 with 11/13 for every seed
+        (``docs/methods/ufcm.md``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
         The W-step's eigensolver. ``"arpack"``: implicitly restarted Lanczos
         (``scipy.sparse.linalg.eigsh``) on a matrix-free operator, :math:`O(nd)` per product -
