@@ -522,3 +522,72 @@ def test_duplicate_groups_and_merge_keep_the_loss_and_lower_the_penalty():
     for q in (1, 2):
         assert (np.linalg.norm(Cm, ord=q, axis=1).sum()
                 <= np.linalg.norm(C, ord=q, axis=1).sum() + 1e-12)
+
+
+# ------------------------------------------------------------------ eta stage (issue #33)
+
+
+def _reduced_affine(X, alpha=2.0):
+    red = K.reduce_smba(X, True)
+    At = red["At"]
+    M, r = At.shape
+    Ap = np.empty((M, r + 1))
+    Ap[:, :r] = At
+    Ap[:, r] = 1.0
+    Tp = np.vstack([red["T"], red["wbar"][None, :]])
+    e = np.r_[np.ones(r), 0.0]
+    lam = K.lambda_max(X, 2, True, "dual") / alpha
+    return Ap, Tp, e, r, lam, red["scale"]
+
+
+def test_eta_hessian_equals_finite_differences_of_the_gradient():
+    """Reference: central finite differences of the analytic gradient of F(eta) (itself the
+    independent formula 0.5 (lambda - ||g_i||^2 / lambda)). The Newton phase's Hessian
+    (A' H^-1 A'^T) o (G G^T) / lambda^2 agrees to 1e-5 relative on the free variables."""
+    from scipy.linalg import solve_triangular
+
+    from sparsefs._kernels import threads
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((12, 30))
+    Ap, Tp, e, p, lam, _ = _reduced_affine(X)
+    eta = rng.uniform(0.05, 1.0, Ap.shape[0])
+    h = 1e-6
+    with threads.applied(threads.plan(0.0)):
+        _, _, _, G, chol, _, _ = K._eta_eval(Ap, Tp, e, p, lam, eta)
+        Z = solve_triangular(chol[0], Ap.T, lower=True)
+        hess = (Z.T @ Z) * (G @ G.T) / lam**2
+        fd = np.empty_like(hess)
+        for j in range(Ap.shape[0]):
+            up, dn = eta.copy(), eta.copy()
+            up[j] += h
+            dn[j] -= h
+            fd[:, j] = (K._eta_eval(Ap, Tp, e, p, lam, up)[1]
+                        - K._eta_eval(Ap, Tp, e, p, lam, dn)[1]) / (2 * h)
+    np.testing.assert_allclose(hess, fd, rtol=1e-5, atol=1e-6 * np.abs(hess).max())
+
+
+def test_eta_stage_newton_reaches_the_gap_in_bounded_evaluations(monkeypatch):
+    """Reference: the former solver (L-BFGS-B alone: ``ETA_LBFGS_EVALS`` never reached) on the
+    same reduced problem, sparse non-negative data like term counts, z-scored. Both reach the
+    relative duality gap 1e-8; the L-BFGS-B + projected Newton stage needs at most a third of
+    the evaluations (measured here 43 against 154; 83 against 863 at 150 x 3165) and returns
+    the same row norms to 1e-3 of the largest (the solution is exact to the gap: both are
+    optimal). One BLAS thread, as the estimator runs it (threaded tiny products on a loaded
+    machine take 100x longer)."""
+    from sparsefs._kernels import threads
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((40, 300)) < 0.08) * rng.integers(1, 5, (40, 300)).astype(float)
+    X = X[:, X.std(axis=0) > 0]
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    Ap, Tp, e, p, lam, scale = _reduced_affine(X)
+    with threads.applied(threads.plan(0.0)):
+        new = K._eta_stage(Ap, Tp, e, p, lam, scale, 1e-8 * scale, 5000, [])
+        monkeypatch.setattr(K, "ETA_LBFGS_EVALS", 10**9)
+        old = K._eta_stage(Ap, Tp, e, p, lam, scale, 1e-8 * scale, 5000, [])
+    assert new[4] <= 1e-8 * scale and old[4] <= 1e-8 * scale
+    assert new[5] * 3 <= old[5], (new[5], old[5])
+    rn_new = np.linalg.norm(new[1], axis=1)
+    rn_old = np.linalg.norm(old[1], axis=1)
+    assert np.abs(rn_new - rn_old).max() <= 1e-3 * rn_old.max()
