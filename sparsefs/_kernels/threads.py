@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -115,15 +116,17 @@ _CONTROLLER_LOCK = threading.Lock()
 
 
 def _controller():
-    """threadpoolctl's view of the loaded BLAS / OpenMP libraries, built once per process
-    (building it scans the loaded libraries: ~0.7 ms; a limit on the cached one ~10 us)."""
+    """threadpoolctl's view of the loaded BLAS / OpenMP libraries, rebuilt only when the
+    process or its set of imported modules changed (an import is how a new BLAS or OpenMP
+    library gets loaded, e.g. scikit-learn's libgomp; building it scans the loaded libraries:
+    ~0.7 ms; a limit on the cached one ~10 us)."""
     global _CONTROLLER
     from threadpoolctl import ThreadpoolController
 
-    pid = os.getpid()
+    key = (os.getpid(), len(sys.modules))
     with _CONTROLLER_LOCK:
-        if _CONTROLLER is None or _CONTROLLER[0] != pid:
-            _CONTROLLER = (pid, ThreadpoolController())
+        if _CONTROLLER is None or _CONTROLLER[0] != key:
+            _CONTROLLER = (key, ThreadpoolController())
         return _CONTROLLER[1]
 
 
