@@ -174,10 +174,10 @@ class UFCM(BaseSelector):
         ``n_samples >= n_features``), Lanczos above. ARPACK needs :math:`d' < d - 1`;
         otherwise the dense solver is used.
     random_state : int, RandomState instance or None, default=None
-        Seeds one numpy generator that draws the Lanczos start vector and one seed per start
-        (k-means, spectral, screen); each start's k-means seedings come from its own
-        generator, so a start follows the same path alone (``init="kmeans"``) and within
-        ``init="best"``. Two fits with the same int agree exactly.
+        Seeds one numpy generator that draws the Lanczos start vector and the k-means
+        seedings of the k-means start, and two more seeds, for the spectral and the screen
+        start's own generators: a start follows the same path alone (``init="spectral"``)
+        and within ``init="best"``. Two fits with the same int agree exactly.
 
     Attributes
     ----------
@@ -349,6 +349,12 @@ class UFCM(BaseSelector):
             )
         rng = check_random_state(self.random_state)
         gen = np.random.default_rng(rng.randint(_SEED_MAX))
+        # the spectral and screen starts draw from their own generators (seeded after gen's
+        # seed, so gen's stream, which the k-means start uses, is what it always was): a
+        # start follows the same path alone (init="spectral") and within init="best", and
+        # abandoning one start changes no other start's draws
+        side_seeds = dict(zip(_STARTS[1:], rng.randint(_SEED_MAX, size=len(_STARTS) - 1),
+                              strict=True))
         Xc, exponent, varying = _kernel.prepare_data(X, standardize=self.standardize)
         if not varying.all():
             Xc = Xc[:, varying]
@@ -373,15 +379,10 @@ class UFCM(BaseSelector):
             else:  # in the units of X: those of Xc = (X - mean) / 2**exponent are 4**-exponent
                 self.beta_ = float(np.ldexp(float(self.beta), -2 * exponent))
             v0 = gen.standard_normal(n_varying)
-            # one generator per start, seeded up front: a start draws the same numbers whether
-            # it runs alone (init="spectral") or after others in init="best", and abandoning
-            # one start does not change the next start's draws
-            start_seeds = dict(zip(_STARTS, gen.integers(_SEED_MAX, size=len(_STARTS)),
-                                   strict=True))
             starts = _STARTS if self.init == "best" else (self.init,)
             result = None
             for start in starts:
-                sgen = np.random.default_rng(start_seeds[start])
+                sgen = gen if start == "kmeans" else np.random.default_rng(side_seeds[start])
                 if start == "kmeans":  # the paper's start: k-means on the data
                     labels = _kernel.kmeans(coords, self.n_clusters, sgen,
                                             n_init=max(1, self.n_restarts))
