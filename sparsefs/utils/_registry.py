@@ -84,6 +84,11 @@ class MethodInfo:
     kernel : str or None
         The stem of the method's kernel module ``_kernels/<kernel>.py`` when it is not
         :attr:`stem` (a method renamed while its kernel module kept the old name).
+    targets : tuple of str
+        The kinds of target ``fit`` takes (supervised methods): ``"classification"`` (class
+        labels), ``"regression"`` (a continuous y), ``"survival"`` (a structured event /
+        time array; docs/outcomes.md). Kept equal to the estimator's ``_targets`` by
+        ``sparsefs/tests/test_targets.py``; empty for unsupervised methods (y is ignored).
     """
 
     stem: str
@@ -101,6 +106,7 @@ class MethodInfo:
     aliases: tuple[str, ...] = ()
     kernel: str | None = None
     inputs: tuple[str, ...] = ("dense",)
+    targets: tuple[str, ...] = ("classification",)
 
     @property
     def kernel_stem(self) -> str:
@@ -127,6 +133,7 @@ class MethodInfo:
             "cost": self.cost,
             "aliases": list(self.aliases),
             "input": list(self.inputs),
+            "targets": list(self.targets) if self.supervision == "supervised" else [],
         }
 
 
@@ -142,6 +149,23 @@ _METHODS: tuple[MethodInfo, ...] = (
         inputs=("dense", "sparse", "dask"),
         test_params=({}, {"n_features_to_select": 2}, {"n_features_to_select": 0.5}),
         own_rule="features whose ANOVA F-test p-value passes Benjamini-Hochberg at fdr=0.05",
+    ),
+    MethodInfo(
+        stem="univariate_score",
+        name="UnivariateScore",
+        family="selector",
+        supervision="supervised",
+        reference="Pearson, Proc. R. Soc. London 58, 1895; Spearman, Am. J. Psychol. 15, 1904; "
+        "Cox, JRSS-B 34, 1972; Mantel, Cancer Chemother. Rep. 50, 1966",
+        summary="per-feature tests against a continuous target (F / Pearson / Spearman, equal "
+        "to f_regression) or a survival target (Cox score test = log-rank for a binary "
+        "feature), all features in one pass",
+        import_path="sparsefs.selection:UnivariateScore",
+        inputs=("dense", "sparse"),
+        targets=("regression", "survival"),
+        test_params=({}, {"n_features_to_select": 2, "test": "spearman"},
+                     {"n_features_to_select": 0.5, "test": "pearson"}),
+        own_rule="features whose p-value passes Benjamini-Hochberg at fdr=0.05",
     ),
     MethodInfo(
         stem="l0_kmeans",
@@ -286,6 +310,19 @@ _METHODS: tuple[MethodInfo, ...] = (
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "affinity": "binary", "n_neighbors": 3}),
         own_rule="the best 10 % (the paper defines no count)",
+    ),
+    MethodInfo(
+        stem="variance",
+        name="VarianceScore",
+        family="selector",
+        supervision="unsupervised",
+        reference="Bommert, Welchowski, Schmid & Rahnenführer, Brief. Bioinform. 23(1), 2022",
+        summary="the variance filter (no target): the baseline of the gene-expression survival "
+        "benchmark",
+        import_path="sparsefs.selection:VarianceScore",
+        inputs=("dense", "sparse"),
+        test_params=({}, {"n_features_to_select": 2}, {"threshold": 0.1}),
+        own_rule="the best 10 % (threshold= keeps the variances above it, as VarianceThreshold)",
     ),
     MethodInfo(
         stem="spec",
@@ -665,10 +702,14 @@ def methods_markdown() -> str:
         "| stem | estimator | family | supervision | input | what it does | reference |",
         "|---|---|---|---|---|---|---|",
     ]
+    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
     for m in _METHODS:
         module = m.import_path.split(":")[0]
+        supervision = m.supervision
+        if m.supervision == "supervised" and m.targets != ("classification",):
+            supervision += ": " + ", ".join(words[t] for t in m.targets)
         lines.append(
-            f"| `{m.stem}` | `{module}.{m.name}` | {m.family} | {m.supervision} "
+            f"| `{m.stem}` | `{module}.{m.name}` | {m.family} | {supervision} "
             f"| {' / '.join(m.inputs)} | {m.summary} | {m.reference} |"
         )
     return "\n".join(lines)
