@@ -280,7 +280,7 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
                 f"{type(self).__name__} is supervised and requires y to be passed, but the "
                 "target y is None."
             )
-        target_type = getattr(self, "target_type", "auto")
+        target_type = self._resolved_target_type()
         plain_labels = (type(y) is np.ndarray and y.ndim == 1 and y.dtype.kind in "iu"
                         and target_type == "auto" and "classification" in self._targets)
         if not plain_labels:  # the kind of y, from scikit-learn's type_of_target
@@ -312,6 +312,11 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
                 f"{classes.shape[0]} class ({classes.tolist()!r})."
             )
         return X, y_idx.astype(np.intp, copy=False), classes
+
+    def _resolved_target_type(self) -> str:
+        """How a non-structured y is read: the ``target_type`` parameter where the method has
+        one (``"auto"``: scikit-learn's ``type_of_target``)."""
+        return getattr(self, "target_type", "auto")
 
     def _validate_outcome(self, X, target):
         """X and a continuous or survival target: lengths, shape, a target that varies."""

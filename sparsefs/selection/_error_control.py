@@ -12,12 +12,19 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import multiple_testing as _mt
-from sparsefs.base import BaseSelector
+from sparsefs.base import BaseSelector, SupportMixin
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["ErrorControlSelector"]
 
-_ANALYTIC = ("anova", "welch", "mannwhitney", "kruskal")
+_ANALYTIC = ("anova", "welch", "mannwhitney", "kruskal", "f", "pearson", "spearman", "cox")
+#: the target kind each analytic test needs
+_TEST_KIND = {"anova": "classification", "welch": "classification",
+              "mannwhitney": "classification", "kruskal": "classification",
+              "f": "regression", "pearson": "regression", "spearman": "regression",
+              "cox": "survival"}
+#: the test of pvalues="auto" without an estimator, per kind of target
+_AUTO_TEST = {"classification": "anova", "regression": "f", "survival": "cox"}
 
 
 def _resolve_estimator(estimator: Any) -> Any:
@@ -84,6 +91,20 @@ def stratified_permutations(strata: np.ndarray, n_permutations: int,
     return perms
 
 
+def outcome_column_tests(test: str, X, y) -> tuple[np.ndarray, np.ndarray]:
+    """p-values of a per-feature test against a continuous or survival target, and the
+    features without variation (:class:`~sparsefs.selection.UnivariateScore`'s tests)."""
+    from sparsefs._kernels import cox as _cox
+    from sparsefs._kernels import univariate_score as _uni
+
+    if test == "cox":
+        stat, _, info = _cox.score_tests(X, _cox.cox_data(y["time"], y["event"]), "breslow")
+        return _cox.chi2_pvalues(stat), ~(info > 0)
+    res = (_uni.spearman_correlations(X, y) if test == "spearman"
+           else _uni.correlations(X, y))
+    return _uni.pvalues_from_r(np.where(res.constant, 0.0, res.r), X.shape[0]), res.constant
+
+
 def _constant_columns(X) -> np.ndarray:
     """Columns with a single value (sparse X: from the stored values, not densified)."""
     if not sp.issparse(X):
@@ -104,7 +125,8 @@ class ErrorControlSelector(BaseSelector):
     r"""Select features with a false-discovery-rate or family-wise error guarantee.
 
     Every feature :math:`j` gets a p-value :math:`p_j` for the null "feature :math:`j` is not
-    associated with the classes"; a multiple-testing procedure then keeps the features it
+    associated with the target" (class labels, a continuous target or a censored survival
+    target; ``docs/outcomes.md``); a multiple-testing procedure then keeps the features it
     rejects:
 
     * ``method="bh"`` (Benjamini & Hochberg 1995): the :math:`k` smallest p-values,
@@ -129,10 +151,17 @@ class ErrorControlSelector(BaseSelector):
       test (two classes, normal approximation with tie and continuity corrections);
       ``"kruskal"``: the Kruskal-Wallis test (any number of classes, tie-corrected). The test is
       the statistic: ``estimator`` must be ``None``.
+    * continuous targets: ``"f"`` / ``"pearson"`` (the F test of the simple regression, equal
+      to :func:`sklearn.feature_selection.f_regression`'s p-values; the two names give the
+      same p-values), ``"spearman"`` (Spearman's rank correlation, t approximation);
+      survival targets: ``"cox"``, the Cox score test of each feature (Breslow ties; the
+      log-rank test for a binary feature). These are
+      :class:`~sparsefs.selection.UnivariateScore`'s tests; pass
+      ``estimator=UnivariateScore(ties="efron")`` (``pvalues="auto"``) for its other options.
     * ``"permutation"``: for any supervised sparsefs score (``estimator.scores_``, higher =
       more important; for the sparse center classifiers, their gains), the labels are permuted
       :math:`B` times (within ``strata`` when given to ``fit``), the estimator is refitted once
-      per permutation and
+      per permutation (a survival target's rows move as (time, event) pairs) and
 
       .. math::
 
@@ -144,7 +173,8 @@ class ErrorControlSelector(BaseSelector):
       The permutations are drawn from ``random_state`` before any fit, so the result does not
       depend on ``n_jobs``. The estimator's own ``random_state`` (if it has one) is set to one
       seed drawn from ``random_state`` and shared by every fit.
-    * ``"auto"``: ``"anova"`` when ``estimator`` is ``None``; the estimator's own analytic
+    * ``"auto"``: ``"anova"`` (class labels), ``"f"`` (continuous) or ``"cox"`` (survival)
+      when ``estimator`` is ``None``; the estimator's own analytic
       ``pvalues_`` when it sets them (e.g. :class:`~sparsefs.selection.FisherScore`: the F
       test); ``"permutation"`` otherwise.
 
@@ -167,8 +197,8 @@ class ErrorControlSelector(BaseSelector):
         ``maxt``; ``maxt`` implies permutation p-values).
     alpha : float in (0, 1], default=0.05
         The FDR or FWER level.
-    pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal"}, \
-default="auto"
+    pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal", "f", \
+"pearson", "spearman", "cox"}, default="auto"
         How the p-values are obtained (see above).
     n_permutations : int, default=1000
         :math:`B`. The smallest possible p-value is :math:`1/(B+1)`: with :math:`m` features,
@@ -182,6 +212,11 @@ default="auto"
         Seeds the permutations.
     n_jobs : int or None, default=None
         Parallel permutation fits (joblib; ``None`` = 1, ``-1`` = all cores).
+    target_type : {"auto", "classification", "regression"}, default="auto"
+        How a non-structured ``y`` is read: ``"auto"`` follows scikit-learn's
+        ``type_of_target`` (float values: continuous, integers: classes; with an estimator
+        that has a ``target_type``, its setting); ``"regression"`` reads integer values
+        (ages, counts) as numbers (and is passed on to the estimator).
 
     Attributes
     ----------
@@ -212,6 +247,8 @@ default="auto"
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when X is a DataFrame with string column names.
+    target_type_ : str
+        ``"classification"``, ``"regression"`` or ``"survival"``.
 
     See Also
     --------
@@ -257,9 +294,26 @@ default="auto"
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "target_type": [StrOptions({"auto", "classification", "regression"})],
     }
     #: sparse X: the tests run on dense blocks of columns; permutations pass X to the estimator
     _accept_sparse = ("csr", "csc")
+
+    def _resolved_target_type(self) -> str:
+        if self.target_type != "auto" or self.estimator is None:
+            return self.target_type
+        base = _resolve_estimator(self.estimator)
+        return base.get_params(deep=False).get("target_type", "auto")
+
+    @property
+    def _targets(self):  # type: ignore[override]
+        """Every kind of target with the analytic tests; the estimator's kinds otherwise."""
+        if self.estimator is None or self.pvalues in _ANALYTIC:
+            return ("classification", "regression", "survival")
+        base = _resolve_estimator(self.estimator)
+        if isinstance(base, SupportMixin):
+            return tuple(base._targets)
+        return ("classification",)
 
     def __init__(
         self,
@@ -272,6 +326,7 @@ default="auto"
         n_features_to_select=None,
         random_state=None,
         n_jobs=None,
+        target_type="auto",
     ):
         self.estimator = estimator
         self.method = method
@@ -281,10 +336,20 @@ default="auto"
         self.n_features_to_select = n_features_to_select
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.target_type = target_type
 
     def _fit(self, X, y_idx, strata=None):
-        n_classes = int(y_idx.max()) + 1
+        target = self.target_type_
+        n_classes = int(y_idx.max()) + 1 if target == "classification" else 0
         kind = self.pvalues
+        if kind in _ANALYTIC and _TEST_KIND[kind] != target:
+            words = {"classification": "class labels", "regression": "a continuous target",
+                     "survival": "a survival target"}
+            fitting = ", ".join(repr(t) for t, k in _TEST_KIND.items() if k == target)
+            raise ValueError(
+                f"pvalues={kind!r} tests against {words[_TEST_KIND[kind]]}; y is "
+                f"{words[target]}. Use {fitting} or 'auto'."
+            )
         if kind in _ANALYTIC and self.estimator is not None:
             raise ValueError(
                 f"pvalues={kind!r} is a test on the features themselves; it takes no estimator "
@@ -300,12 +365,14 @@ default="auto"
                                  f"pvalues={kind!r}. Use pvalues='permutation'.")
             kind = "permutation"
         if kind == "auto" and self.estimator is None:
-            kind = "anova"
+            kind = _AUTO_TEST[target]
         self.estimator_ = None
         self.maxt_pvalues_ = None
         self.estimator_scores_ = None
         self.n_permutations_ = 0
-        if kind in _ANALYTIC:
+        if kind in _ANALYTIC and target != "classification":
+            pvals, constant = outcome_column_tests(kind, X, y_idx)
+        elif kind in _ANALYTIC:
             pvals, constant = _mt.column_tests(kind, X, y_idx, n_classes)
         else:
             pvals, kind = self._estimator_pvalues(X, y_idx, kind, strata)
@@ -344,6 +411,8 @@ default="auto"
         params = base.get_params(deep=False)
         if "random_state" in params:
             base.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
+        if params.get("target_type") == "auto" and self.target_type != "auto":
+            base.set_params(target_type=self.target_type)  # read y as this selector does
         fitted = clone(base)
         observed = _scores_of(fitted, X, y_idx)
         self.estimator_ = fitted

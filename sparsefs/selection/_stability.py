@@ -12,10 +12,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 
 from sparsefs._kernels import stability as _kernel
-from sparsefs.base import BaseSelector, SupportMixin, resolve_n_features_to_select
+from sparsefs.base import (
+    BaseSelector,
+    SupportMixin,
+    _SparseEstimatorBase,
+    resolve_n_features_to_select,
+)
 from sparsefs.metrics._stability import StabilityEstimate, nogueira_index
 from sparsefs.utils._progress import fit_progress
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context
+from sparsefs.utils._targets import resolve_target
 
 __all__ = ["StabilitySelector"]
 
@@ -98,7 +104,12 @@ class StabilitySelector(BaseSelector):
     * ``"subsample"`` (Meinshausen & Bühlmann, 2010): :math:`M` independent subsamples of
       :math:`\lfloor \text{sample\_fraction} \cdot n \rfloor` rows without replacement.
 
-    For a supervised base estimator the subsamples are stratified by class (``stratify``).
+    For a supervised base estimator the subsamples are stratified by class (``stratify``);
+    for a survival target by the event indicator (each half keeps the share of censored
+    times), and a continuous target is not stratified. The target's kind (class labels, a
+    continuous y, a survival array; ``docs/outcomes.md``) is the base estimator's: stability
+    over :class:`~sparsefs.selection.LassoSelector` (the default) on a survival target is
+    stability selection over the Cox lasso, as in ``stabs``' any-fit-function design.
 
     **Error control.** With :math:`q` the mean number of features selected per resample
     (``q_``), :math:`p` the number of features and :math:`V` the number of falsely selected
@@ -180,7 +191,8 @@ class StabilitySelector(BaseSelector):
         ``"worst_case"`` for subsampling (the unimodal bound exists for complementary pairs
         only).
     stratify : bool, default=True
-        Stratify the resamples by class when the base estimator is supervised.
+        Stratify the resamples by class (by the event indicator for a survival target) when
+        the base estimator is supervised.
     n_jobs : int, default=None
         Resamples fitted in parallel with joblib (``-1``: all CPUs). The result does not depend
         on it: every resample and seed is drawn before the fits.
@@ -234,6 +246,9 @@ class StabilitySelector(BaseSelector):
         ``path_param``, ``"n_features_to_select"`` for the count path, or ``None``.
     estimator_ : estimator
         The (unfitted) clone of ``estimator`` that was refitted on every resample.
+    target_type_ : str or None
+        The kind of target (``"classification"``, ``"regression"``, ``"survival"``; ``None``
+        for an unsupervised base estimator).
 
     See Also
     --------
@@ -325,22 +340,41 @@ class StabilitySelector(BaseSelector):
     def _accept_sparse(self):  # type: ignore[override]
         return "csr" if get_tags(self._base()).input_tags.sparse else False
 
+    @property
+    def _targets(self):  # type: ignore[override]
+        """The kinds of target of the base estimator (docs/outcomes.md); a scikit-learn
+        selector that is not a sparsefs estimator may take class labels or a continuous y."""
+        base = self._base()
+        if isinstance(base, SupportMixin):
+            return tuple(base._targets)
+        return ("classification", "regression")
+
     def _validate_fit_data(self, X, y):
-        """Validate X (and y when the base estimator uses labels) once for all resamples.
+        """Validate X (and y when the base estimator uses it) once for all resamples.
 
         A scikit-learn selector may use y without declaring it in its tags (``SelectKBest``):
-        for a base estimator that is not a sparsefs estimator, labels given to ``fit`` are
-        passed on (as class labels, and used for stratification).
+        for a base estimator that is not a sparsefs estimator, a ``y`` given to ``fit`` is
+        passed on (and class labels are used for stratification). The kind of target (class
+        labels, continuous, survival; docs/outcomes.md) is the base estimator's reading of
+        ``y`` (its ``target_type`` parameter included): class labels are passed on as class
+        indices, a continuous or survival target as given.
         """
         base = self._base()
         uses_y = self._supervised or (y is not None and not isinstance(base, SupportMixin))
         if not uses_y:
+            self.target_type_ = None
             return self._validate(X, reset=True), None, None
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} is supervised and requires y to be passed, but the "
                 "target y is None."
             )
+        target_type = base.get_params(deep=False).get("target_type", "auto")
+        target = resolve_target(y, self._targets, name=f"{type(self).__name__} with "
+                                f"{type(base).__name__}", target_type=target_type)
+        self.target_type_ = target.kind
+        if target.kind != "classification":
+            return _SparseEstimatorBase._validate_outcome(self, X, target)
         X, y = self._validate(X, y, reset=True)
         check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
@@ -360,7 +394,8 @@ class StabilitySelector(BaseSelector):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Sparse input is accepted when the base estimator accepts it.
         y : array-like of shape (n_samples,), default=None
-            Class labels (required when the base estimator is supervised).
+            Class labels, a continuous target or a structured survival array, as the base
+            estimator takes (required when it is supervised).
         **fit_params : dict
             Not supported (an error if given).
 
@@ -440,7 +475,11 @@ class StabilitySelector(BaseSelector):
             )
 
         rng = check_random_state(self.random_state)
-        strata = y_idx if (y_idx is not None and self.stratify) else None
+        strata = None
+        if self.stratify and self.target_type_ == "classification":
+            strata = y_idx
+        elif self.stratify and self.target_type_ == "survival":
+            strata = y_idx["event"].astype(np.intp)  # each half keeps the censoring rate
         if pairs:
             indices = _kernel.complementary_pairs(n, m // 2, rng, strata)
         else:

@@ -89,6 +89,10 @@ class MethodInfo:
         labels), ``"regression"`` (a continuous y), ``"survival"`` (a structured event /
         time array; docs/outcomes.md). Kept equal to the estimator's ``_targets`` by
         ``sparsefs/tests/test_targets.py``; empty for unsupervised methods (y is ignored).
+    outcome_params : tuple of dict
+        Settings for the common tests on continuous and survival targets (when the
+        ``test_params`` need class labels, e.g. a meta-estimator's base); empty: the
+        ``test_params``.
     """
 
     stem: str
@@ -107,6 +111,7 @@ class MethodInfo:
     kernel: str | None = None
     inputs: tuple[str, ...] = ("dense",)
     targets: tuple[str, ...] = ("classification",)
+    outcome_params: tuple[dict[str, Any], ...] = ()
 
     @property
     def kernel_stem(self) -> str:
@@ -165,6 +170,8 @@ _METHODS: tuple[MethodInfo, ...] = (
         targets=("regression", "survival"),
         test_params=({}, {"n_features_to_select": 2, "test": "spearman"},
                      {"n_features_to_select": 0.5, "test": "pearson"}),
+        outcome_params=({}, {"n_features_to_select": 2, "ties": "efron"},
+                        {"n_features_to_select": 0.5, "ties": "exact"}),
         own_rule="features whose p-value passes Benjamini-Hochberg at fdr=0.05",
     ),
     MethodInfo(
@@ -432,12 +439,16 @@ _METHODS: tuple[MethodInfo, ...] = (
         name="LassoSelector",
         family="selector",
         supervision="supervised",
-        reference="Tibshirani, JRSS-B 1996; Friedman, Hastie & Tibshirani, JSS 2010",
-        summary="l1-penalised multinomial logistic regression; penalty chosen on the path to "
-        "keep k features",
+        reference="Tibshirani, JRSS-B 1996; Friedman, Hastie & Tibshirani, JSS 2010; Simon, "
+        "Friedman, Hastie & Tibshirani, JSS 2011",
+        summary="the lasso with the target's loss: multinomial logistic (classes), least "
+        "squares (continuous, = scikit-learn's Lasso), Cox partial likelihood (survival; "
+        "glmnet's coordinate descent); penalty chosen on the path to keep k features",
         inputs=("dense", "sparse"),
+        targets=("classification", "regression", "survival"),
         import_path="sparsefs.selection:LassoSelector",
         test_params=({"n_features_to_select": 2, "max_iter": 300},),
+        outcome_params=({"n_features_to_select": 2}, {"ties": "efron"}),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
     MethodInfo(
@@ -446,11 +457,13 @@ _METHODS: tuple[MethodInfo, ...] = (
         family="selector",
         supervision="supervised",
         reference="Zou & Hastie, JRSS-B 2005",
-        summary="elastic-net multinomial logistic regression; penalty chosen on the path to "
-        "keep k features",
+        summary="the elastic net with the target's loss (logistic, least squares, Cox); "
+        "penalty chosen on the path to keep k features",
         inputs=("dense", "sparse"),
+        targets=("classification", "regression", "survival"),
         import_path="sparsefs.selection:ElasticNetSelector",
         test_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3, "max_iter": 300},),
+        outcome_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3},),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
     MethodInfo(
@@ -588,6 +601,15 @@ _METHODS: tuple[MethodInfo, ...] = (
                                          {"norm": "l1", "n_features_to_select": 0.5}),
              "n_resamples": 8, "pfer": 2.0, "random_state": 0},
         ),
+        targets=("classification", "regression", "survival"),
+        outcome_params=(
+            {"estimator": EstimatorParam("sparsefs.selection:UnivariateScore",
+                                         {"n_features_to_select": 0.5}),
+             "n_resamples": 10, "random_state": 0},
+            {"estimator": EstimatorParam("sparsefs.selection:LassoSelector",
+                                         {"n_features_to_select": 2}),
+             "n_resamples": 6, "pfer": 2.0, "random_state": 0},
+        ),
         own_rule="features selected on at least 60% of the 50 half-samples (threshold=0.6); "
         "pfer= or threshold= set the cut-off",
         cost="n_resamples fits of the base estimator on half the samples",
@@ -599,9 +621,10 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Benjamini & Hochberg, JRSS-B 57, 1995; Benjamini & Yekutieli, Ann. Statist. "
         "29, 2001; Holm, Scand. J. Statist. 6, 1979; Phipson & Smyth, SAGMB 9, 2010",
-        summary="p-values for any score (F, Welch t, Mann-Whitney, Kruskal-Wallis, or "
-        "stratified label permutations of an estimator's scores), then BH / BY (FDR) or "
-        "Holm / Bonferroni / max-T (FWER)",
+        summary="p-values for any score (F, Welch t, Mann-Whitney, Kruskal-Wallis; F / "
+        "Spearman for continuous and Cox score tests for survival targets; or stratified "
+        "label permutations of an estimator's scores), then BH / BY (FDR) or Holm / "
+        "Bonferroni / max-T (FWER)",
         import_path="sparsefs.selection:ErrorControlSelector",
         inputs=("dense", "sparse"),
         test_params=(
@@ -611,6 +634,14 @@ _METHODS: tuple[MethodInfo, ...] = (
             {"pvalues": "permutation", "n_permutations": 19, "alpha": 0.5, "random_state": 0},
             {"pvalues": "kruskal", "method": "by"},
             {"method": "maxt", "n_permutations": 19, "random_state": 0},
+        ),
+        targets=("classification", "regression", "survival"),
+        outcome_params=(
+            {},
+            {"method": "holm", "n_features_to_select": 2},
+            {"pvalues": "permutation", "n_permutations": 19, "alpha": 0.5, "random_state": 0,
+             "estimator": EstimatorParam("sparsefs.selection:UnivariateScore",
+                                         {"n_features_to_select": 1})},
         ),
         own_rule="features whose ANOVA F-test p-values pass Benjamini-Hochberg at FDR 0.05 "
         "(method=, alpha=, pvalues= choose others)",
@@ -631,6 +662,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         test_params=(
             {"n_features_to_select": 2, "random_state": 0},
             {"statistic": "score_diff", "fdr": 0.5, "random_state": 0},
+        ),
+        targets=("classification", "regression", "survival"),
+        outcome_params=(
+            {"estimator": EstimatorParam("sparsefs.selection:UnivariateScore",
+                                         {"n_features_to_select": 1}),
+             "fdr": 0.5, "random_state": 0},
         ),
         own_rule="the knockoff+ selection at FDR 0.1 (fdr=); none when fewer than 1/fdr "
         "statistics are positive",
