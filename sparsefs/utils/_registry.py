@@ -393,13 +393,14 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Kononenko, ECML 1994; Robnik-Sikonja & Kononenko, Machine Learning 2003",
         summary="nearest hits vs nearest misses per class (vectorised ReliefF, multiclass "
-        "prior-weighted)",
+        "prior-weighted); RReliefF for a continuous target",
         import_path="sparsefs.selection:ReliefF",
         inputs=("dense", "sparse"),
         test_params=(
             {},
             {"n_features_to_select": 2, "n_neighbors": 3, "n_instances": 0.5, "random_state": 0},
         ),
+        targets=("classification", "regression"),
         own_rule="features whose weight exceeds threshold=0 (often about half on noise)",
     ),
     MethodInfo(
@@ -428,10 +429,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         family="selector",
         supervision="supervised",
         reference="Kraskov, Stogbauer & Grassberger, Phys. Rev. E 2004; Ross, PLoS ONE 2014",
-        summary="nearest-neighbour (KSG) mutual information with the classes (numba kernel, "
-        "equal to scikit-learn's mutual_info_classif)",
+        summary="nearest-neighbour (KSG) mutual information with the classes or a continuous "
+        "target (numba kernel, equal to scikit-learn's mutual_info_classif / "
+        "mutual_info_regression)",
         import_path="sparsefs.selection:MutualInfo",
         test_params=({"n_features_to_select": 2, "random_state": 0},),
+        targets=("classification", "regression"),
         own_rule="features with a positive estimate, threshold=0 (about half on pure noise)",
     ),
     MethodInfo(
