@@ -410,7 +410,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Peng, Long & Ding, IEEE TPAMI 2005; Ding & Peng, JBCB 2005",
         summary="greedy max relevance, min redundancy (MID/MIQ by discretised or KSG mutual "
-        "information; FCD/FCQ by F statistic and correlation)",
+        "information; FCD/FCQ by F statistic and correlation; classes or a continuous target)",
         import_path="sparsefs.selection:MRMR",
         test_params=(
             {"n_features_to_select": 2},
@@ -418,6 +418,7 @@ _METHODS: tuple[MethodInfo, ...] = (
             {"n_features_to_select": 2, "criterion": "miq", "mi_estimator": "ksg",
              "random_state": 0},
         ),
+        targets=("classification", "regression"),
         own_rule="the incremental rule: add features while the criterion shows a gain "
         "(hundreds on noisy high-dimensional data: 1768 of 7129 on ALLAML)",
         cost="about 90 s on 72 x 7129 (ALLAML; measured on a loaded 2-core machine) with the "
