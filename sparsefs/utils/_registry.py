@@ -488,10 +488,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         family="selector",
         supervision="supervised",
         reference="Obozinski, Taskar & Jordan, Stat. Comput. 2010; Liu, Ji & Ye, UAI 2009",
-        summary="least squares on one-hot classes + l2,1 penalty (accelerated proximal gradient)",
+        summary="least squares on one-hot classes or several continuous targets + l2,1 "
+        "penalty (multi-task lasso; accelerated proximal gradient)",
         import_path="sparsefs.selection:LsL21",
         inputs=("dense", "sparse"),
         test_params=({"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300},),
+        targets=("classification", "regression"),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
     MethodInfo(
