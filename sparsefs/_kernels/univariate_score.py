@@ -19,8 +19,10 @@ Sparse X (CSR/CSC) is read once through its stored values: :math:`\sum_i x_{ij}`
 row or column chunks), then :math:`S_{xx} = \sum x^2 - n\bar x^2` and
 :math:`S_{xy} = \sum x (y - \bar y)` (the mean of :math:`x` drops out of :math:`S_{xy}` because
 :math:`y - \bar y` sums to 0) - the same one-pass sums as the class moments, never densified.
-Dense X is read in column blocks, each column scaled by its largest magnitude (the statistics
-are scale invariant, so values of 1e300 or 1e-300 are safe) and centred.
+Dense X is read once, row by row (threads over column blocks), each value shifted by its
+column's first value and scaled by the column's largest magnitude (the statistics are shift and
+scale invariant: no overflow at 1e300, little cancellation), the same arithmetic for every
+column whatever its position - exact copies of a column get bit-identical statistics.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ def _check_finite(values) -> None:
                          f"{np.asarray(values).dtype!r}.")
 
 
-def correlations(X, y: np.ndarray, block_elements: int = 1 << 22) -> CorrelationResult:
+def correlations(X, y: np.ndarray) -> CorrelationResult:
     """Pearson correlation of every column of ``X`` with ``y``.
 
     Parameters
@@ -136,8 +138,6 @@ def correlations(X, y: np.ndarray, block_elements: int = 1 << 22) -> Correlation
     X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,)
         The target (finite, not constant).
-    block_elements : int
-        Dense X is processed in column blocks of about this many entries.
 
     Returns
     -------
@@ -179,24 +179,50 @@ def correlations(X, y: np.ndarray, block_elements: int = 1 << 22) -> Correlation
             r[cols], constant[cols] = res.r, res.constant
         return CorrelationResult(np.clip(r, -1.0, 1.0), constant)
     X = np.asarray(X)
-    r = np.empty(p)
-    constant = np.empty(p, dtype=bool)
-    step = max(1, block_elements // max(n, 1))
-    for j0 in range(0, p, step):
-        B = np.asarray(X[:, j0:j0 + step], dtype=np.float64)
-        _check_finite(B)
-        amax = np.abs(B).max(axis=0) if n else np.zeros(B.shape[1])
-        B = B / np.where(amax > 0, amax, 1.0)
-        const = np.ptp(B, axis=0) == 0 if n else np.ones(B.shape[1], dtype=bool)
-        B -= B.mean(axis=0)
-        sxx = np.einsum("ij,ij->j", B, B)
-        sxy = yc @ B
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rb = sxy / np.sqrt(sxx * syy)
-        rb[const | ~np.isfinite(rb)] = 0.0
-        r[j0:j0 + step] = rb
-        constant[j0:j0 + step] = const
+    if not (X.flags.c_contiguous or X.flags.f_contiguous):
+        X = np.ascontiguousarray(X)
+    if X.flags.f_contiguous and not X.flags.c_contiguous:
+        X = np.ascontiguousarray(X)  # rows are streamed
+    if n == 0:
+        return CorrelationResult(np.zeros(p), np.ones(p, dtype=bool))
+    amax = np.abs(X).max(axis=0).astype(np.float64)
+    if not np.all(np.isfinite(amax)):
+        _check_finite(X)
+    inv = np.where(amax > 0, 1.0 / np.where(amax > 0, amax, 1.0), 0.0)
+    s1, s2, sxy = np.zeros(p), np.zeros(p), np.zeros(p)
+    n_threads = min(_n_threads(), max(1, (n * p) // _BLOCK_ELEMENTS), p)
+    cols = np.linspace(0, p, n_threads + 1).astype(np.intp)
+
+    def run(t):
+        _dense_xy_sums(X, yc, inv, cols[t], cols[t + 1], s1, s2, sxy)
+
+    _map_threads(run, n_threads)
+    sxx = np.maximum(s2 - s1 * s1 / n, 0.0)
+    constant = s2 == 0.0  # every value equal to the first row's
+    r = np.zeros(p)
+    ok = ~constant & (sxx > 0)
+    r[ok] = sxy[ok] / np.sqrt(sxx[ok] * syy)
     return CorrelationResult(np.clip(r, -1.0, 1.0), constant)
+
+
+@numba.njit(cache=True, nogil=True)
+def _dense_xy_sums(X, yc, inv, c0, c1, s1, s2, sxy):  # pragma: no cover - compiled
+    """Per column j in ``c0:c1``, with d = (x - x_first) / max|x|: sums of d, d^2, d * yc,
+    row by row (each column's arithmetic in the same order whatever its position: exact
+    copies of a column get bit-identical results)."""
+    n = X.shape[0]
+    w = c1 - c0
+    first = np.empty(w)
+    for j in range(w):
+        first[j] = np.float64(X[0, c0 + j]) * inv[c0 + j]
+    for i in range(n):
+        row = X[i, c0:c1]
+        yi = yc[i]
+        for j in range(w):
+            d = np.float64(row[j]) * inv[c0 + j] - first[j]
+            s1[c0 + j] += d
+            s2[c0 + j] += d * d
+            sxy[c0 + j] += d * yi
 
 
 def f_from_r(r: np.ndarray, n_samples: int) -> np.ndarray:
@@ -234,6 +260,6 @@ def spearman_correlations(X, y: np.ndarray, block_elements: int = 1 << 22) -> Co
         B = X[:, j0:j0 + step]
         B = B.toarray() if sparse else np.asarray(B, dtype=np.float64)
         _check_finite(B)
-        res = correlations(stats.rankdata(B, axis=0), ry, block_elements)
+        res = correlations(stats.rankdata(B, axis=0), ry)
         r[j0:j0 + step], constant[j0:j0 + step] = res.r, res.constant
     return CorrelationResult(r, constant)
