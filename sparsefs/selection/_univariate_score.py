@@ -149,6 +149,23 @@ class UnivariateScore(BaseSelector):
         self.ties = ties
         self.fdr = fdr
 
+    #: the dask path takes scipy.sparse blocks (one pass over their stored values)
+    _dask_sparse_blocks: ClassVar[bool] = True
+
+    def _fit_dask(self, X, y):
+        """``fit`` on a dask array: the F / Pearson tests of a continuous target, one pass of
+        column sums, squared deviations and cross products (docs/dask.md)."""
+        from sparsefs._dask._univariate import correlations
+
+        test = self._resolve_test()
+        if test not in ("f", "pearson"):
+            raise TypeError(
+                f"UnivariateScore(test={test!r}) does not take dask arrays (the ranks and the "
+                "risk sets need every row of a feature at once); use test='f' or 'pearson' "
+                "with a continuous target, or pass X.compute()."
+            )
+        self._store(X.shape[0], test, correlations(X, y))
+
     def _resolve_test(self) -> str:
         survival = self.target_type_ == "survival"
         if self.test == "auto":
@@ -165,27 +182,29 @@ class UnivariateScore(BaseSelector):
     def _fit(self, X, y):
         n = X.shape[0]
         test = self._resolve_test()
-        self.test_ = test
-        self.correlations_ = None
-        self.cox_score_ = self.cox_information_ = None
         if test == "cox":
             data = _cox.cox_data(y["time"], y["event"])
             stat, U, info = _cox.score_tests(X, data, self.ties)
-            constant = ~(info > 0)
+            self.correlations_ = None
             self.cox_score_, self.cox_information_ = U, info
-            pvalues = _cox.chi2_pvalues(stat)
-            scores = stat
+            self._finish(n, test, stat, _cox.chi2_pvalues(stat), stat, ~(info > 0))
+        elif test == "spearman":
+            self._store(n, test, _kernel.spearman_correlations(X, y))
         else:
-            if test == "spearman":
-                res = _kernel.spearman_correlations(X, y)
-            else:
-                res = _kernel.correlations(X, y)
-            constant = res.constant
-            r = np.where(constant, 0.0, res.r)
-            self.correlations_ = r
-            stat = _kernel.f_from_r(r, n)
-            pvalues = _kernel.pvalues_from_r(r, n)
-            scores = stat if test == "f" else np.abs(r)
+            self._store(n, test, _kernel.correlations(X, y))
+
+    def _store(self, n, test, res):
+        """Statistics and selection from the correlations with a continuous target."""
+        constant = res.constant
+        r = np.where(constant, 0.0, res.r)
+        self.correlations_ = r
+        self.cox_score_ = self.cox_information_ = None
+        stat = _kernel.f_from_r(r, n)
+        scores = stat if test == "f" else np.abs(r)
+        self._finish(n, test, stat, _kernel.pvalues_from_r(r, n), scores, constant)
+
+    def _finish(self, n, test, stat, pvalues, scores, constant):
+        self.test_ = test
         pvalues[constant] = 1.0
         self.statistic_ = stat
         self.pvalues_ = pvalues

@@ -166,7 +166,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "to f_regression) or a survival target (Cox score test = log-rank for a binary "
         "feature), all features in one pass",
         import_path="sparsefs.selection:UnivariateScore",
-        inputs=("dense", "sparse"),
+        inputs=("dense", "sparse", "dask"),
         targets=("regression", "survival"),
         test_params=({}, {"n_features_to_select": 2, "test": "spearman"},
                      {"n_features_to_select": 0.5, "test": "pearson"}),

@@ -98,3 +98,19 @@ def test_class_labels_are_refused_with_a_pointer():
     X = np.random.default_rng(0).normal(size=(20, 3))
     with pytest.raises(ValueError, match="FisherScore"):
         UnivariateScore().fit(X, np.array(["a", "b"] * 10))
+
+
+def test_dask_arrays_give_f_regression(reg):
+    """Dask input (dense and CSR blocks, uneven chunks): one pass of sums, the values of
+    f_regression; the rank and risk-set tests refuse dask clearly."""
+    da = pytest.importorskip("dask.array")
+    X, y = reg
+    F, _ = f_regression(X, y)
+    ok = np.isfinite(F) & (np.ptp(X, axis=0) > 0)
+    dense = da.from_array(X, chunks=(23, 50))
+    for Xd in (dense, dense.map_blocks(sp.csr_matrix)):
+        sel = UnivariateScore(n_features_to_select=10).fit(Xd, y)
+        np.testing.assert_allclose(sel.statistic_[ok], F[ok], rtol=1e-10)
+        assert sel.scores_[7] == -np.inf
+    with pytest.raises(TypeError, match="does not take dask"):
+        UnivariateScore(test="spearman").fit(dense, y)
