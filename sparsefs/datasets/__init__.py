@@ -12,9 +12,12 @@
   as bag-of-words CSR matrices.
 * :func:`load_blood_transfusion`, :func:`load_climate_crashes`, :func:`load_credit_default`: the
   UCI sets of the sparse KOS paper (local copies).
+* :func:`load_chiaretti`: Chiaretti et al.'s adult ALL microarray with a relapse-free survival,
+  age or lineage target (local copies; docs/outcomes.md).
 """
 
 from ._asu import ASU_DATASETS, BASE_URL, ChecksumError, fetch_asu, get_data_home, list_asu
+from ._chiaretti import load_chiaretti
 from ._embedded import load_default
 from ._loaders import SUPPORTED_EXTENSIONS, Dataset, load
 from ._synthetic import (
@@ -44,6 +47,7 @@ __all__ = [
     "list_text_corpora",
     "load",
     "load_blood_transfusion",
+    "load_chiaretti",
     "load_climate_crashes",
     "load_credit_default",
     "load_default",

@@ -180,6 +180,8 @@ def load(
     target: str | None = None,
     feature_names: Sequence[str] | np.ndarray | None = None,
     transpose: bool = False,
+    time: str | None = None,
+    event: str | None = None,
 ) -> Dataset:
     """Load a data set from a local file.
 
@@ -219,6 +221,12 @@ def load(
         With ``transpose=True`` on a table, the label of the row holding the labels.
     feature_names : array-like of str of shape (n_features,) or None, default=None
         Names that replace those found in the file.
+    time, event : str or None, default=None
+        A survival target (``docs/outcomes.md``): the columns (tables) or ``adata.obs``
+        columns (``.h5ad``) of the follow-up time and of the event indicator (boolean or 0/1:
+        1 = the event was observed, 0 = censored). Both are removed from the features and ``y``
+        is the structured array of :func:`sparsefs.utils.survival_target`. Give both, and not
+        with ``target``.
     transpose : bool, default=False
         The file stores features as rows and samples as columns (genes x samples, common for
         expression matrices); transpose it to samples x features. For a table, a non-numeric
@@ -264,6 +272,20 @@ def load(
     if not isinstance(transpose, bool | np.bool_):
         raise TypeError(f"transpose must be a bool, got {transpose!r}.")
     transpose = bool(transpose)
+    if (time is None) != (event is None):
+        raise ValueError(f"time={time!r} and event={event!r}: a survival target needs both "
+                         "columns.")
+    if time is not None:
+        if target is not None:
+            raise ValueError(f"target={target!r} with time= and event=: give the label column "
+                             "or the survival columns, not both.")
+        if ext in (".mat", ".npz") or transpose:
+            raise ValueError(
+                "time= and event= name columns of a table (csv/tsv/txt/parquet) or of "
+                f"adata.obs (.h5ad); {path.name}"
+                + (" is read with transpose=True" if transpose else f" is a {ext} file")
+                + ". Build the target with sparsefs.utils.survival_target(event, time)."
+            )
 
     if ext == ".mat":
         X, y, names = _read_mat(path, target)
@@ -275,9 +297,14 @@ def load(
                 "transpose=True is not supported for .h5ad files: AnnData already stores "
                 "samples (obs) x features (var)."
             )
-        X, y, names = _read_h5ad(path, target)
+        X, y, names = _read_h5ad(path, target, (time, event))
     else:
         frame = _read_table(path, ext)
+        if time is not None:
+            frame, y = _survival_columns(frame, time, event, path.name)
+            ds = _frame_to_dataset(frame, path, None, feature_names, False)
+            return Dataset(X=ds.X, y=y, feature_names=ds.feature_names, support=None,
+                           name=ds.name, description=ds.description)
         return _frame_to_dataset(frame, path, target, feature_names, transpose)
 
     if transpose:
@@ -504,7 +531,22 @@ def _read_npz(path: Path, target: str | None) -> tuple[Any, np.ndarray | None, A
 # -- .h5ad -----------------------------------------------------------------------------------
 
 
-def _read_h5ad(path: Path, target: str | None) -> tuple[Any, np.ndarray | None, Any]:
+def _survival_columns(frame: Any, time: str, event: str, where: str) -> tuple[Any, np.ndarray]:
+    """The structured survival target from two columns of ``frame``, and the frame without
+    them."""
+    from sparsefs.utils._targets import survival_target
+
+    for name, col in (("time", time), ("event", event)):
+        if col not in frame.columns:
+            raise ValueError(f"{name}={col!r} is not a column of {where}; columns are "
+                             f"{_preview([str(c) for c in frame.columns])}.")
+    y = survival_target(frame[event].to_numpy(), frame[time].to_numpy())
+    return frame.drop(columns=[time, event]), y
+
+
+def _read_h5ad(path: Path, target: str | None,
+               survival: tuple[str | None, str | None] = (None, None)
+               ) -> tuple[Any, np.ndarray | None, Any]:
     try:
         import anndata
     except ImportError as exc:
@@ -524,6 +566,8 @@ def _read_h5ad(path: Path, target: str | None) -> tuple[Any, np.ndarray | None, 
                 f"{list(adata.obs.columns)}."
             )
         y = np.asarray(adata.obs[target].to_numpy())
+    if survival[0] is not None:
+        _, y = _survival_columns(adata.obs, survival[0], survival[1], f"adata.obs in {path.name}")
     names = np.asarray(adata.var_names.astype(str), dtype=str)
     return X, y, names
 
