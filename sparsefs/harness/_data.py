@@ -85,7 +85,8 @@ def load_dataset(spec: DataSpec, *, seed: int | None = None) -> Dataset:
             raise ValueError(f"unknown data set name {spec.name!r}; known names: {known}.")
     elif spec.path is not None:
         try:
-            ds = load(spec.path, target=spec.target, transpose=spec.transpose, **params)
+            ds = load(spec.path, target=spec.target, transpose=spec.transpose,
+                      time=spec.time, event=spec.event, **params)
         except FileNotFoundError as exc:
             raise MissingDataError(f"data file {spec.path!r} does not exist") from exc
     elif spec.generator is not None:
