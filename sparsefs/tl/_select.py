@@ -179,6 +179,9 @@ def select(
     key_added: str = "sparsefs",
     copy: bool = False,
     random_state: int | None = 0,
+    target: str | None = None,
+    time: str | None = None,
+    event: str | None = None,
     **params: Any,
 ):
     """Run a sparsefs method on an AnnData object and write its selection back, scanpy style.
@@ -206,6 +209,15 @@ def select(
         Work on (and return) a copy; otherwise modify ``adata`` in place and return ``None``.
     random_state : int or None, default=0
         Passed to the estimator when it has a ``random_state``.
+    target : str, optional
+        An ``adata.obs`` column with a **continuous** target (age, pseudotime, a drug
+        response; docs/outcomes.md) instead of the classes of ``groupby``: the method reads it
+        as numbers (``target_type="regression"`` where it has that parameter), so integer
+        values are not taken as classes. ``groupby`` may still be given for the per-group
+        view.
+    time, event : str, optional
+        Two ``adata.obs`` columns with a **survival** target: the follow-up time and the event
+        indicator (1 / True = observed, 0 / False = censored).
     **params
         Estimator parameters.
 
@@ -249,16 +261,54 @@ def select(
     if random_state is not None and "random_state" in est.get_params():
         est.set_params(random_state=random_state)
     X, names, source = _matrix(adata, layer, use_raw)
-    supervised = info.supervision == "supervised" if info is not None else groupby is not None
+    outcome = _outcome(adata, est, target, time, event)
+    supervised = (info.supervision == "supervised" if info is not None
+                  else groupby is not None or outcome is not None)
     y = None if groupby is None else _labels(adata, groupby)[0]
+    if outcome is not None:
+        y = outcome
+    elif supervised and info is not None and "classification" not in info.targets:
+        raise ValueError(
+            f"{type(est).__name__} takes a continuous or survival target: pass target= (an "
+            "adata.obs column of numbers) or time= and event=, not groupby= alone."
+        )
     if supervised and y is None:
         raise ValueError(
-            f"{type(est).__name__} is supervised: pass groupby= (a column of adata.obs)."
+            f"{type(est).__name__} is supervised: pass groupby= (a column of adata.obs), or "
+            "target= / time= and event= for a continuous or survival target."
         )
     est.fit(X, y if supervised else None)
     write_selection(adata, est, info=info, groupby=groupby, key_added=key_added,
-                    layer=layer, use_raw=use_raw, random_state=random_state, _X=(X, names, source))
+                    layer=layer, use_raw=use_raw, random_state=random_state, _X=(X, names, source),
+                    _target={"target": target, "time": time, "event": event})
     return adata if copy else None
+
+
+def _outcome(adata, est, target, time, event):
+    """The continuous or survival target named by ``target`` / ``time`` and ``event``."""
+    if target is None and time is None and event is None:
+        return None
+    if target is not None and (time is not None or event is not None):
+        raise ValueError("pass target= (continuous) or time= and event= (survival), not both.")
+    for name, col in (("target", target), ("time", time), ("event", event)):
+        if col is not None and col not in adata.obs.columns:
+            raise KeyError(f"{name}={col!r} is not a column of adata.obs "
+                           f"({list(adata.obs.columns)}).")
+    if target is not None:
+        values = adata.obs[target]
+        try:
+            y = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"target={target!r}: a continuous target must be numeric; for "
+                             "classes use groupby=.") from exc
+        if "target_type" in est.get_params(deep=False):
+            est.set_params(target_type="regression")
+        return y
+    if time is None or event is None:
+        raise ValueError("a survival target needs both time= and event=.")
+    from sparsefs.utils._targets import survival_target
+
+    return survival_target(adata.obs[event].to_numpy(), adata.obs[time].to_numpy())
 
 
 def write_selection(
@@ -272,6 +322,7 @@ def write_selection(
     use_raw: bool | None = None,
     random_state: int | None = None,
     _X=None,
+    _target=None,
 ) -> None:
     """Write a fitted estimator's selection into ``adata`` as :func:`select` does.
 
@@ -320,6 +371,9 @@ def write_selection(
         "use_raw": bool(use_raw),
         "layer": layer,
     }
+    for name, col in (_target or {}).items():
+        if col is not None:  # the obs columns of a continuous or survival target
+            call[name] = col
     uns: dict[str, Any] = {"params": call}
     same_vars = names.shape[0] == adata.n_vars and np.array_equal(
         names, np.asarray(adata.var_names, dtype=object)

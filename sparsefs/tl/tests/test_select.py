@@ -127,3 +127,34 @@ def test_import_sparsefs_does_not_import_anndata():
     code = "import sys, sparsefs, sparsefs.tl, sparsefs.get; print('anndata' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_continuous_and_survival_obs_columns():
+    """target= reads a continuous obs column as numbers (ages in whole years too), time= /
+    event= a survival target; the scores equal those of the estimator fitted directly."""
+    anndata = pytest.importorskip("anndata")
+    import pandas as pd
+
+    from sparsefs.datasets import make_planted_regression, make_planted_survival
+    from sparsefs.selection import LassoSelector, UnivariateScore
+
+    d = make_planted_regression(n_samples=60, n_features=30, n_informative=3, effect=2.0,
+                                random_state=0)
+    s = make_planted_survival(n_samples=60, n_features=30, n_informative=3, effect=1.0,
+                              random_state=0)
+    ages = np.rint(10 * d.y + 40)
+    obs = pd.DataFrame({"age": ages.astype(int), "os_days": s.y["time"],
+                        "dead": s.y["event"].astype(int)},
+                       index=[f"c{i}" for i in range(60)])
+    ad = anndata.AnnData(d.X, obs=obs)
+    sparsefs.tl.select(ad, "lasso", target="age", n_features=3)
+    ref = LassoSelector(n_features_to_select=3, target_type="regression").fit(d.X, ages)
+    np.testing.assert_array_equal(ad.var["sparsefs_selected"].to_numpy(), ref.support_)
+    assert ad.uns["sparsefs"]["params"]["target"] == "age"
+    ad2 = anndata.AnnData(s.X, obs=obs)
+    sparsefs.tl.select(ad2, "univariate_score", time="os_days", event="dead", n_features=3)
+    ref = UnivariateScore(n_features_to_select=3).fit(s.X, s.y)
+    np.testing.assert_allclose(ad2.var["sparsefs_score"].to_numpy(), ref.scores_)
+    np.testing.assert_allclose(ad2.var["sparsefs_pval"].to_numpy(), ref.pvalues_)
+    with pytest.raises(ValueError, match=r"target= .* or time= and event="):
+        sparsefs.tl.select(ad2, "univariate_score", groupby="dead")
