@@ -215,8 +215,9 @@ class ErrorControlSelector(BaseSelector):
     target_type : {"auto", "classification", "regression"}, default="auto"
         How a non-structured ``y`` is read: ``"auto"`` follows scikit-learn's
         ``type_of_target`` (float values: continuous, integers: classes; with an estimator
-        that has a ``target_type``, its setting); ``"regression"`` reads integer values
-        (ages, counts) as numbers (and is passed on to the estimator).
+        that has a ``target_type``, its setting; with ``pvalues`` ``"f"``, ``"pearson"`` or
+        ``"spearman"``, numbers); ``"regression"`` reads integer values (ages, counts) as
+        numbers (and is passed on to the estimator).
 
     Attributes
     ----------
@@ -300,6 +301,8 @@ class ErrorControlSelector(BaseSelector):
     _accept_sparse = ("csr", "csc")
 
     def _resolved_target_type(self) -> str:
+        if self.target_type == "auto" and self.pvalues in ("f", "pearson", "spearman"):
+            return "regression"  # a test against a continuous target reads y as numbers
         if self.target_type != "auto" or self.estimator is None:
             return self.target_type
         base = _resolve_estimator(self.estimator)

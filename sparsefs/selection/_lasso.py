@@ -72,8 +72,9 @@ _PARAMS_DOC = r"""
         penalised models: the selection then does not depend on the features' units). When
         False the data are used as given (one common factor aside, which changes nothing).
     max_iter : int, default=1000
-        Proximal-gradient iterations per penalty (class labels); coordinate sweeps per penalty
-        (continuous and survival targets).
+        Proximal-gradient iterations per penalty (class labels). For continuous and survival
+        targets ``100 * max_iter`` coordinate sweeps per penalty (most of them over the
+        nonzero coefficients only; with the default, glmnet's ``maxit = 1e5``).
     tol : float, default=1e-4
         KKT residual tolerance, relative to :math:`\lambda_{max}`.
     ties : {"breslow", "efron"}, default="breslow"
@@ -210,7 +211,7 @@ class _LogisticSelector(SparseLinearSelector):
             res = _cd.enet_fit(design, loss, ratio * lam_max, rho,
                                coef0=None if warm is None else warm.coef,
                                lam_prev=None if warm is None else max(warm.lam, ratio * lam_max),
-                               tol=tol_abs, max_iter=self.max_iter)
+                               tol=tol_abs, max_iter=100 * self.max_iter)
             return res, int(np.count_nonzero(res.coef))
 
         k = self.n_features_to_select_
@@ -224,7 +225,7 @@ class _LogisticSelector(SparseLinearSelector):
         if not res.converged:
             warnings.warn(
                 f"{type(self).__name__} did not converge at alpha={ratio:.3g} in "
-                f"max_iter={self.max_iter} coordinate sweeps (relative KKT residual "
+                f"100 * max_iter={100 * self.max_iter} coordinate sweeps (relative KKT residual "
                 f"{res.kkt / max(lam_max, 1e-300):.1e} > tol={self.tol}); increase max_iter or "
                 "tol.",
                 ConvergenceWarning,
