@@ -104,7 +104,16 @@ def _add_select_arguments(p: argparse.ArgumentParser) -> None:
     data.add_argument("data", help=f"a .mat/.csv/.tsv/.parquet/.npz/.h5ad file, '{DEFAULT_DATA}'"
                       " (the embedded data), a benchmark name such as ALLAML (found via "
                       "SPARSEFS_DATA) or a make_* generator")
-    data.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
+    data.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad): "
+                      "class labels, or a continuous outcome (numbers with decimals are read "
+                      "as continuous; see --continuous)")
+    data.add_argument("--continuous", action="store_true",
+                      help="read --target as a continuous outcome even when its values are "
+                      "whole numbers (ages, counts), not as classes")
+    data.add_argument("--time", metavar="COL", help="survival outcome: the follow-up time "
+                      "column (CSV/TSV/Parquet) or obs key (h5ad); with --event")
+    data.add_argument("--event", metavar="COL", help="survival outcome: the event column (1 or "
+                      "True = the event was observed, 0 or False = censored); with --time")
     data.add_argument("--transpose", action="store_true", help="the file is features x samples")
 
     method = p.add_argument_group("method")
@@ -184,10 +193,16 @@ def _build_parser() -> argparse.ArgumentParser:
 # ------------------------------------------------------------------------------------------
 
 
-def _load(data: str, target: str | None, transpose: bool, seed: int):
+def _load(data: str, target: str | None, transpose: bool, seed: int,
+          time_col: str | None = None, event_col: str | None = None):
     """Load DATA as ``compare`` does (:func:`resolve_data`), with CLI wording in errors."""
     from sparsefs.harness import DataSpec, load_dataset
 
+    if (time_col is None) != (event_col is None):
+        raise CLIError("--time and --event: a survival outcome needs both columns")
+    if time_col is not None and target is not None:
+        raise CLIError("--target with --time/--event: give the label or outcome column, or the "
+                       "two survival columns, not both")
     resolved = resolve_data(data)
     spec = DataSpec.from_string(resolved)
     if spec.path is not None:
@@ -198,9 +213,11 @@ def _load(data: str, target: str | None, transpose: bool, seed: int):
                 "benchmark sets are looked up in SPARSEFS_DATA)"
             )
         _check_text_table(path)
-        spec = DataSpec(path=spec.path, target=target, transpose=transpose)
-    elif target or transpose:
-        raise CLIError(f"{data}: --target and --transpose apply to data files only")
+        spec = DataSpec(path=spec.path, target=target, transpose=transpose, time=time_col,
+                        event=event_col)
+    elif target or transpose or time_col:
+        raise CLIError(f"{data}: --target, --time/--event and --transpose apply to data files "
+                       "only")
     try:
         return load_dataset(spec, seed=seed)
     except ValueError as exc:
@@ -406,20 +423,25 @@ def _cmd_select(args, argv: list[str]) -> int:
     params = dict(args.param)
     # checks that need no data: unknown parameters are reported before loading
     _make_estimator(info, params, k=args.k, seed=args.seed)
-    data = _load(args.data, args.target, args.transpose, args.seed)
+    data = _load(args.data, args.target, args.transpose, args.seed, args.time, args.event)
     if info.supervision == "supervised" and data.y is None:
         raise CLIError(
-            f"{info.name} is supervised: name the label column with --target "
-            f"(or use a .mat/.npz file that holds labels)"
+            f"{info.name} is supervised: name the label column with --target, or the survival "
+            f"columns with --time and --event (or use a .mat/.npz file that holds labels)"
         )
     import numpy as np
 
     from sparsefs.utils._results import scores_frame
 
     n, p = data.X.shape
-    n_clusters = len(np.unique(data.y)) if data.y is not None else None
+    outcome = _outcome_kind(data.y, args)
+    n_clusters = (len(np.unique(data.y)) if data.y is not None and outcome is None else None)
     est = _make_estimator(info, params, k=args.k, seed=args.seed, n_clusters=n_clusters)
+    if outcome == "regression" and args.continuous and "target_type" in est.get_params():
+        est.set_params(target_type="regression")
     est = _selection_rule(est, args)
+    if outcome == "regression" and args.continuous and "target_type" in est.get_params():
+        est.set_params(target_type="regression")  # a wrapper (error control) reads y too
     show = progress_enabled(args)
     if show and "verbose" in est.get_params() and "verbose" not in params:
         est.set_params(verbose=True)
@@ -442,7 +464,9 @@ def _cmd_select(args, argv: list[str]) -> int:
         "command": "sparsefs " + " ".join(argv),
         "data": {"argument": args.data, "resolved": resolve_data(args.data),
                  "name": data.name, "n_samples": n, "n_features": p,
-                 "target": args.target, "transpose": args.transpose},
+                 "target": args.target, "transpose": args.transpose,
+                 **({"time": args.time, "event": args.event} if args.time else {}),
+                 **({"outcome": outcome} if outcome else {})},
         "method": info.stem,
         "estimator": info.import_path.replace(":", "."),
         "params": _jsonable(est.get_params(deep=False)),
@@ -478,6 +502,24 @@ DEMO_DESIGN = (
 )
 
 
+def _outcome_kind(y, args) -> str | None:
+    """``"survival"`` (--time/--event), ``"regression"`` (--continuous, or a --target of
+    numbers that scikit-learn's type_of_target calls continuous), or None (class labels)."""
+    if args.time is not None:
+        return "survival"
+    if y is None or args.target is None:
+        return None
+    if args.continuous:
+        import numpy as np
+
+        if np.asarray(y).dtype.kind not in "iuf":
+            raise CLIError(f"--continuous: --target {args.target!r} holds non-numeric values")
+        return "regression"
+    from sklearn.utils.multiclass import type_of_target
+
+    return "regression" if type_of_target(y) == "continuous" else None
+
+
 def _check_h5ad_out(args) -> Path:
     """``--write-h5ad``'s path, checked before any data is read: DATA is a .h5ad file, the
     output ends in .h5ad, is not the input, its folder exists, and it is new (or --force)."""
@@ -506,8 +548,11 @@ def _write_h5ad(est, info, args, target: Path) -> None:
     from sparsefs.tl import write_selection
 
     adata = anndata.read_h5ad(resolve_data(args.data))
-    groupby = args.target if args.target in adata.obs.columns else None
-    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed)
+    outcome = getattr(est, "target_type_", "classification") != "classification"
+    groupby = args.target if args.target in adata.obs.columns and not outcome else None
+    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed,
+                    _target={"target": args.target if outcome else None, "time": args.time,
+                             "event": args.event})
     fd, tmp = tempfile.mkstemp(suffix=".h5ad", dir=target.parent, prefix=".sparsefs-")
     os.close(fd)
     try:

@@ -34,6 +34,10 @@ _ESTIMATOR_WORDS = {
     "tree": "decision tree",
     "self": "the method's own predictions / labels",
     "kmeans": "k-means (k = number of classes, k-means++ init, one start per run)",
+    "ridge": "ridge regression on standardised features, penalty by leave-one-out CV on the "
+             "training rows",
+    "cox": "ridge-penalised Cox model (Breslow, penalty 1 on standardised features), scored "
+           "by its risk score",
 }
 _DEFAULT_HEADLINE = {"supervised": "accuracy", "unsupervised": "acc", "clustering": "cer",
                      "regression": "r2", "survival": "c_index"}

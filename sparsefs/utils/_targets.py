@@ -220,6 +220,12 @@ def target_error(name: str, kind: str, sk_type: str, accepted: tuple[str, ...],
     msg = f"{name} accepts {what}; got {got}."
     if sk_type == "unknown":
         msg = f"Unknown label type: {name} accepts {what}; y is neither."
+    if not hint and kind in ("regression", "survival"):
+        from sparsefs.utils._registry import list_methods
+
+        takers = [m.stem for m in list_methods(supervision="supervised") if kind in m.targets]
+        hint = (f"Methods for {'continuous' if kind == 'regression' else 'survival'} targets: "
+                f"{', '.join(takers)} (docs/outcomes.md).")
     if hint:
         msg += " " + hint
     return ValueError(msg)
