@@ -398,9 +398,13 @@ def _cmd_methods(args) -> int:
     if args.json:
         print(json.dumps([m.as_dict() for m in methods], indent=1))
         return 0
-    rows = [(m.stem, m.name, m.family, m.supervision, "/".join(m.inputs), m.reference)
+    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
+    rows = [(m.stem, m.name, m.family, m.supervision,
+             "/".join(words[t] for t in m.targets) if m.supervision == "supervised" else "-",
+             "/".join(m.inputs), m.reference)
             for m in methods]
-    _print_table(("stem", "estimator", "family", "supervision", "input", "reference"), rows)
+    _print_table(("stem", "estimator", "family", "supervision", "targets", "input",
+                  "reference"), rows)
     print("\nWithout -k (or with -k auto) each method applies its own rule:")
     for m in methods:
         print(_wrapped(f"{m.stem}: {m.own_rule}"))
