@@ -197,6 +197,11 @@ def fit_dask(estimator, X, y, **fit_params):
         estimator.target_type_ = target.kind
         y_idx = target.y
     elif estimator._supervised:
+        if y is not None:  # a continuous or survival y: the error that names what it takes
+            from sparsefs.utils._targets import resolve_target
+
+            resolve_target(y.compute() if hasattr(y, "compute") else y, estimator._targets,
+                           name=name, target_type=estimator._resolved_target_type())
         classes, y_idx = labels_to_indices(y, n, name, estimator._min_classes)
         estimator.target_type_ = "classification"
         if is_classifier(estimator):

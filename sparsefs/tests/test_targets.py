@@ -129,3 +129,13 @@ def test_outcome_estimators_follow_the_contract(kind):
         assert fitted.target_type_ == kind
         # the signal (features 2 and 5) ranks first on this easy problem
         assert set(np.argsort(fitted.ranking_)[:2]) == {2, 5}, type(est).__name__
+
+
+def test_dask_input_refuses_a_survival_target_clearly():
+    da = pytest.importorskip("dask.array")
+    from sparsefs.selection import FisherScore
+
+    X, _, _ = small_problem()
+    _, y, _ = small_outcome_problem("survival", n_samples=X.shape[0])
+    with pytest.raises(ValueError, match=r"accepts class labels.*survival"):
+        FisherScore(n_features_to_select=2).fit(da.from_array(X, chunks=(20, 4)), y)
