@@ -181,8 +181,10 @@ def correlations(X, y: np.ndarray) -> CorrelationResult:
     X = np.asarray(X)
     if not (X.flags.c_contiguous or X.flags.f_contiguous):
         X = np.ascontiguousarray(X)
-    if X.flags.f_contiguous and not X.flags.c_contiguous:
-        X = np.ascontiguousarray(X)  # rows are streamed
+    # C order: rows streamed; Fortran order (pandas, column stacks): columns streamed, the
+    # same arithmetic per column in the same row order (bitwise the same sums), no copy
+    kernel = (_dense_xy_sums_columns if X.flags.f_contiguous and not X.flags.c_contiguous
+              else _dense_xy_sums)
     if n == 0:
         return CorrelationResult(np.zeros(p), np.ones(p, dtype=bool))
     amax = np.abs(X).max(axis=0).astype(np.float64)
@@ -194,7 +196,7 @@ def correlations(X, y: np.ndarray) -> CorrelationResult:
     cols = np.linspace(0, p, n_threads + 1).astype(np.intp)
 
     def run(t):
-        _dense_xy_sums(X, yc, inv, cols[t], cols[t + 1], s1, s2, sxy)
+        kernel(X, yc, inv, cols[t], cols[t + 1], s1, s2, sxy)
 
     _map_threads(run, n_threads)
     sxx = np.maximum(s2 - s1 * s1 / n, 0.0)
@@ -223,6 +225,27 @@ def _dense_xy_sums(X, yc, inv, c0, c1, s1, s2, sxy):  # pragma: no cover - compi
             s1[c0 + j] += d
             s2[c0 + j] += d * d
             sxy[c0 + j] += d * yi
+
+
+@numba.njit(cache=True, nogil=True)
+def _dense_xy_sums_columns(X, yc, inv, c0, c1, s1, s2, sxy):  # pragma: no cover - compiled
+    """:func:`_dense_xy_sums` for Fortran-ordered X: column by column, each read
+    contiguously, the same operations per column in the same row order."""
+    n = X.shape[0]
+    for j in range(c0, c1):
+        col = X[:, j]
+        first = np.float64(col[0]) * inv[j]
+        a = 0.0
+        b = 0.0
+        c = 0.0
+        for i in range(n):
+            d = np.float64(col[i]) * inv[j] - first
+            a += d
+            b += d * d
+            c += d * yc[i]
+        s1[j] += a
+        s2[j] += b
+        sxy[j] += c
 
 
 def f_from_r(r: np.ndarray, n_samples: int) -> np.ndarray:
