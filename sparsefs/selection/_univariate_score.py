@@ -119,11 +119,11 @@ class UnivariateScore(BaseSelector):
     --------
     >>> from sparsefs.datasets import make_planted_regression, make_planted_survival
     >>> from sparsefs.selection import UnivariateScore
-    >>> data = make_planted_regression(n_samples=100, n_features=300, effect=2.0,
+    >>> data = make_planted_regression(n_samples=200, n_features=300, n_informative=5,
     ...                                random_state=0)
-    >>> selector = UnivariateScore(n_features_to_select=10).fit(data.X, data.y)
-    >>> int((selector.support_ & data.support).sum()) >= 8
-    True
+    >>> selector = UnivariateScore(n_features_to_select=5).fit(data.X, data.y)
+    >>> int((selector.support_ & data.support).sum())
+    5
     >>> surv = make_planted_survival(n_samples=200, n_features=300, effect=1.0,
     ...                              random_state=0)
     >>> selector = UnivariateScore(n_features_to_select=10).fit(surv.X, surv.y)
