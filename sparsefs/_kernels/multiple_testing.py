@@ -227,7 +227,7 @@ def permutation_pvalues(observed, null) -> np.ndarray:
     return (1.0 + exceed) / (1.0 + null.shape[0])
 
 
-def maxt_pvalues(observed, null_max) -> np.ndarray:
+def maxt_pvalues(observed, null_max, exact: bool = False) -> np.ndarray:
     r"""Westfall-Young single-step max-T adjusted p-values
     :math:`\tilde p_j = (1 + \#\{b : \max_k T^{(b)}_k \ge T_j\})/(1 + B)`.
 
@@ -243,6 +243,9 @@ def maxt_pvalues(observed, null_max) -> np.ndarray:
         :math:`T_j`.
     null_max : array-like of shape (B,)
         :math:`\max_k T^{(b)}_k`, one per permutation.
+    exact : bool, default=False
+        The permutations are *all* the relabelings, the observed one among them (a complete
+        enumeration): :math:`\tilde p_j = \#\{b : \max_k T^{(b)}_k \ge T_j\}/B`.
 
     Returns
     -------
@@ -251,6 +254,8 @@ def maxt_pvalues(observed, null_max) -> np.ndarray:
     t = np.asarray(observed, dtype=np.float64)
     ordered = np.sort(np.asarray(null_max, dtype=np.float64))
     exceed = ordered.shape[0] - np.searchsorted(ordered, tie_threshold(t), side="left")
+    if exact:
+        return np.maximum(exceed, 1) / ordered.shape[0]
     return (1.0 + exceed) / (1.0 + ordered.shape[0])
 
 
