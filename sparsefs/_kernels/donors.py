@@ -30,10 +30,11 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import special
 
 from sparsefs._kernels.multiple_testing import column_tests, welch_t_pvalues
-from sparsefs._kernels.stats import class_moments
+from sparsefs._kernels.stats import class_moments, sparse_class_sums
 
 __all__ = [
     "DonorDesign",
@@ -253,8 +254,12 @@ class Pseudobulk:
         The mean of each feature over the unit's cells (float64).
     n_donors, n_classes : int
     total_ss : ndarray of shape (n_features,)
-        Each feature's sum of squared deviations from its mean over all cells (0 exactly for a
-        constant feature: its p-value is 1 and it ranks last).
+        Each feature's sum of squared deviations from its mean over all cells (float64; may
+        under- or overflow for values beyond 1e+-150).
+    constant : ndarray of bool, shape (n_features,)
+        Features with a single value over the cells: no spread (to rounding) in the sums of
+        squares *and* equal unit means (so values near 1e-200, whose squares underflow, are
+        not mistaken for constants). Their p-values are 1 and they rank last.
     """
 
     donor: np.ndarray
@@ -264,6 +269,7 @@ class Pseudobulk:
     n_donors: int
     n_classes: int
     total_ss: np.ndarray
+    constant: np.ndarray
 
 
 def unit_index(y_idx: np.ndarray, g_idx: np.ndarray,
@@ -303,13 +309,33 @@ def pseudobulk(X, y_idx: np.ndarray, g_idx: np.ndarray, n_classes: int,
     Pseudobulk
     """
     unit_of_cell, donor, klass = unit_index(y_idx, g_idx, n_classes)
-    mom = class_moments(X, unit_of_cell, donor.shape[0])
-    total = mom.within_ss + mom.between_ss
-    # at rounding level of the sums of squares (the sparse moment identity), exactly constant
-    scale = (mom.counts[:, None] * mom.means**2).sum(axis=0)
-    total[total <= 1e-12 * scale] = 0.0
-    return Pseudobulk(donor, klass, mom.counts, mom.means, int(n_groups), int(n_classes),
-                      total)
+    n_units = donor.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):  # squares of values near 1e300
+        return _pseudobulk(X, unit_of_cell, donor, klass, n_units, n_groups, n_classes)
+
+
+def _pseudobulk(X, unit_of_cell, donor, klass, n_units, n_groups, n_classes) -> Pseudobulk:
+    if sp.issparse(X):
+        # the sums only (class_moments would add per-unit scatter we do not need)
+        sums, sq_total = sparse_class_sums(X, unit_of_cell, n_units)
+        counts = np.bincount(unit_of_cell, minlength=n_units).astype(np.float64)
+        means = sums / counts[:, None]
+        grand = sums.sum(axis=0) / counts.sum()
+        total = sq_total - counts.sum() * grand**2
+        scale = sq_total
+    else:
+        mom = class_moments(X, unit_of_cell, n_units)
+        counts, means = mom.counts, mom.means
+        total = mom.within_ss + mom.between_ss
+        scale = (counts[:, None] * means**2).sum(axis=0)
+    # at rounding level of the sums of squares (the moment identity): exactly constant; a
+    # total that overflows (values near 1e300) is not constant
+    total[np.isfinite(total) & (total <= 1e-12 * scale)] = 0.0
+    total[np.isnan(total)] = np.inf
+    spread = means.max(axis=0) - means.min(axis=0)
+    constant = (total == 0.0) & (spread <= 1e-12 * np.abs(means).max(axis=0))
+    return Pseudobulk(donor, klass, counts, means, int(n_groups), int(n_classes), total,
+                      constant)
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,13 +356,20 @@ def nested_pvalues(pb: Pseudobulk, test: str = "anova") -> np.ndarray:
     return pvals
 
 
-def _residualize_donors(pb: Pseudobulk) -> np.ndarray:
+def _donor_means(values: np.ndarray, d_idx: np.ndarray) -> np.ndarray:
+    """Mean of the rows of ``values`` within each donor (rows sorted by donor, as the units of
+    :func:`unit_index` are), one row per donor."""
+    starts = np.flatnonzero(np.r_[True, np.diff(d_idx) != 0])
+    sizes = np.diff(np.r_[starts, d_idx.shape[0]]).astype(np.float64)
+    return np.add.reduceat(values, starts, axis=0) / sizes[:, None]
+
+
+def _residualize_donors(pb: Pseudobulk) -> tuple[np.ndarray, np.ndarray]:
     """Unit means minus their donor's mean over its units (the donor-only model's residuals)."""
+    if np.any(np.diff(pb.donor) < 0):
+        raise ValueError("pseudobulk units must be sorted by donor (as unit_index gives them).")
     d_idx = np.unique(pb.donor, return_inverse=True)[1]
-    n_units_d = np.bincount(d_idx).astype(np.float64)
-    sums = np.zeros((n_units_d.shape[0], pb.means.shape[1]))
-    np.add.at(sums, d_idx, pb.means)
-    return pb.means - (sums / n_units_d[:, None])[d_idx], d_idx
+    return pb.means - _donor_means(pb.means, d_idx)[d_idx], d_idx
 
 
 def blocked_f_pvalues(pb: Pseudobulk) -> tuple[np.ndarray, int]:
@@ -369,11 +402,7 @@ def blocked_f_pvalues(pb: Pseudobulk) -> tuple[np.ndarray, int]:
     C = np.zeros((n_units, pb.n_classes))
     C[np.arange(n_units), pb.klass] = 1.0
     # class dummies with the donor means removed, orthonormalised
-    Cc = C.copy()
-    counts_d = np.bincount(d_idx).astype(np.float64)
-    sums = np.zeros((n_d, pb.n_classes))
-    np.add.at(sums, d_idx, C)
-    Cc -= (sums / counts_d[:, None])[d_idx]
+    Cc = C - _donor_means(C, d_idx)[d_idx]
     U, s, _ = np.linalg.svd(Cc, full_matrices=False)
     rank = int(np.sum(s > 1e-10 * max(1.0, s.max(initial=0.0))))
     Q = U[:, :rank]
@@ -383,14 +412,12 @@ def blocked_f_pvalues(pb: Pseudobulk) -> tuple[np.ndarray, int]:
         raise ValueError(
             f"the block design leaves {df_between} class and {df_within} residual degrees of "
             "freedom; the blocked F test needs at least 1 of each.")
-    # F is scale-invariant: columns scaled to max |x| = 1 (no overflow of the squares)
-    scale = np.abs(resid).max(axis=0)
-    resid = resid / np.where(scale > 0, scale, 1.0)
-    effect = Q.T @ resid
-    ss_between = np.einsum("ij,ij->j", effect, effect)
-    r1 = resid - Q @ effect
-    ss_within = np.einsum("ij,ij->j", r1, r1)
-    total = np.einsum("ij,ij->j", resid, resid)
+    ss_between, ss_within, total = _block_sums_of_squares(resid, Q)
+    bad = ~(np.isfinite(ss_within) & np.isfinite(ss_between)) | (total < 1e-250)
+    if bad.any():  # F is scale-invariant: columns scaled to max |x| = 1 (squares overflow)
+        scale = np.abs(resid[:, bad]).max(axis=0)
+        sub = resid[:, bad] / np.where(scale > 0, scale, 1.0)
+        ss_between[bad], ss_within[bad], total[bad] = _block_sums_of_squares(sub, Q)
     ss_within[ss_within <= 1e-24 * np.maximum(total, 1e-300)] = 0.0
     ss_between[ss_between <= 1e-24 * np.maximum(total, 1e-300)] = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -399,6 +426,17 @@ def blocked_f_pvalues(pb: Pseudobulk) -> tuple[np.ndarray, int]:
     p[(ss_within == 0) & (ss_between == 0)] = 1.0
     p[(ss_within == 0) & (ss_between > 0)] = 0.0
     return p, df_within
+
+
+def _block_sums_of_squares(resid: np.ndarray, Q: np.ndarray):
+    """Class and residual sums of squares of donor-centred unit means, and their total."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        effect = Q.T @ resid
+        ss_between = np.einsum("ij,ij->j", effect, effect)
+        r1 = resid - Q @ effect
+        ss_within = np.einsum("ij,ij->j", r1, r1)
+        total = np.einsum("ij,ij->j", resid, resid)
+    return ss_between, ss_within, total
 
 
 def _within_donor_differences(pb: Pseudobulk, c: int) -> tuple[np.ndarray, np.ndarray]:

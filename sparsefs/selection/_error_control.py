@@ -91,19 +91,12 @@ def stratified_permutations(strata: np.ndarray, n_permutations: int,
 
 
 def _constant_columns(X) -> np.ndarray:
-    """Columns with a single value (sparse X: from the stored values, not densified)."""
+    """Columns with a single value (sparse X: one pass over the stored values, no copy)."""
     if not sp.issparse(X):
         return np.ptp(X, axis=0) == 0
-    X = sp.csc_array(X)
-    stored = np.diff(X.indptr)
-    out = stored == 0
-    filled = np.flatnonzero(stored)
-    if filled.size:  # segments of consecutive non-empty columns tile X.data
-        starts = X.indptr[filled]
-        lo = np.minimum.reduceat(X.data, starts)
-        hi = np.maximum.reduceat(X.data, starts)
-        out[filled] = (lo == hi) & ((stored[filled] == X.shape[0]) | (lo == 0))
-    return out
+    from sparsefs._kernels.stats import sparse_constant_columns
+
+    return sparse_constant_columns(X)
 
 
 class ErrorControlSelector(BaseSelector):
@@ -174,8 +167,9 @@ class ErrorControlSelector(BaseSelector):
     * neither (one donor, or donors confounded with the classes): an error saying why.
 
     ``"auto"`` is the pseudobulk F test for ``estimator=None`` or a
-    :class:`~sparsefs.selection.FisherScore` (the donor-level version of its F statistic; its
-    cell-level scores are kept in ``estimator_scores_``), donor-level permutations otherwise.
+    :class:`~sparsefs.selection.FisherScore` (the donor-level version of its F statistic,
+    which replaces it: no cell-level fit, one pass over X in all), donor-level permutations
+    otherwise.
     Rank tests are refused with ``groups`` (their approximation fails in the far tail with a
     handful of donors; use the permutations). The level holds when the donors are independent;
     the F and t tests assume Gaussian pseudobulk errors, the permutations exchangeable donors
@@ -448,10 +442,8 @@ default="auto"
         """Pseudobulk p-values: nested, one-way tests on the donors; crossed, the blocked F
         test (``anova``) or the paired t test (``welch``, two classes)."""
         n_classes = int(y_idx.max()) + 1
-        if self.estimator is not None:  # "auto" with a FisherScore: keep its cell-level scores
-            fitted = clone(_resolve_estimator(self.estimator))
-            self.estimator_scores_ = _scores_of(fitted, X, y_idx)
-            self.estimator_ = fitted
+        # "auto" with a FisherScore: its donor-level test replaces it (no cell-level fit, so
+        # one pass over X in all; estimator_ stays None as for any analytic test)
         pb = _donors.pseudobulk(X, y_idx, donors["g_idx"], n_classes, donors["n_groups"])
         if donors["design"].design == "nested":
             pvals = _donors.nested_pvalues(pb, kind)
@@ -462,7 +454,7 @@ default="auto"
         else:
             pvals = _donors.paired_t_pvalues(pb, 1)[0]
             name = "paired-t"
-        return pvals, pb.total_ss <= 0.0, name
+        return pvals, pb.constant, name
 
     def _estimator_pvalues(self, X, y_idx, kind, strata, donors=None):
         base = clone(_resolve_estimator(self.estimator))

@@ -104,6 +104,7 @@ def test_pseudobulk_constant_column_has_zero_total():
     for Xf in (X, sp.csr_matrix(X)):
         pb = dk.pseudobulk(Xf, y, g, 2, 2)
         assert pb.total_ss[1] == 0.0 and pb.total_ss[2] == 0.0 and pb.total_ss[0] > 0
+        assert_array_equal(pb.constant, [False, True, True])
 
 
 # ----------------------------------------------------------------------------------- tests
@@ -211,13 +212,13 @@ def test_paired_t_edge_cases():
     # identical within-donor differences: p = 0 (shifted) or 1 (no difference); 1 donor: NaN
     means = np.array([[1.0, 5.0], [0.0, 5.0], [3.0, 2.0], [2.0, 2.0]])
     pb = dk.Pseudobulk(np.array([0, 0, 1, 1]), np.array([1, 0, 1, 0]), np.ones(4), means,
-                       2, 2, np.ones(2))
+                       2, 2, np.ones(2), np.zeros(2, dtype=bool))
     pvals, t, k = dk.paired_t_pvalues(pb, 1)
     assert k == 2
     assert_array_equal(pvals, [0.0, 1.0])
     assert t[0] == np.inf and t[1] == 0.0
     one = dk.Pseudobulk(np.array([0, 0]), np.array([1, 0]), np.ones(2), means[:2], 1, 2,
-                        np.ones(2))
+                        np.ones(2), np.zeros(2, dtype=bool))
     assert np.isnan(dk.paired_t_pvalues(one, 1)[0]).all()
 
 
@@ -263,3 +264,44 @@ def test_donor_halves_are_complementary_and_stratified():
         a, c = set(halves[2 * b]), set(halves[2 * b + 1])
         assert not a & c and len(a | c) == 8
         assert sorted(class_of_donor[halves[2 * b]]) == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_constant_columns_equal_the_dense_range(fmt):
+    """The one-pass constant-column detector (used by ErrorControlSelector on sparse X)
+    against ``np.ptp == 0`` of the dense matrix, with explicit zeros and full columns."""
+    from sparsefs._kernels.stats import sparse_constant_columns
+
+    rng = np.random.default_rng(7)
+    X = rng.poisson(0.4, size=(30, 12)).astype(float)
+    X[:, 0] = 0.0  # nothing stored
+    X[:, 1] = 2.5  # full and constant
+    X[:, 2] = 0.0
+    X[3, 2] = 1.0  # one value
+    X[:, 3] = 2.5
+    X[7, 3] = 0.0  # full but for one implicit zero
+    X[:, 4] = 0.0
+    coo = sp.coo_matrix(X)
+    # explicitly stored zeros: one in the zero column 4, one among the values of column 5
+    rows = np.r_[coo.row, 5, 6]
+    cols = np.r_[coo.col, 4, 5]
+    vals = np.r_[coo.data, 0.0, 0.0]
+    M = sp.csr_matrix((vals, (rows, cols)), shape=X.shape) if fmt == "csr" else \
+        sp.csc_matrix((vals, (rows, cols)), shape=X.shape)
+    assert M.nnz == coo.nnz + 2 - int(X[6, 5] != 0)  # (6, 5) may already be stored
+    expected = np.ptp(M.toarray(), axis=0) == 0
+    assert_array_equal(sparse_constant_columns(M), expected)
+    assert expected[[0, 1, 4]].all() and not expected[[2, 3]].any()
+
+
+def test_blocked_f_extreme_scales():
+    """The blocked F test is scale-invariant: the same p-values at 1e-200 and 1e200 times the
+    values (the squares would underflow / overflow without the rescaled recomputation)."""
+    rng = np.random.default_rng(8)
+    X, y, g = cells(rng, np.full((5, 3), 6), p=4)
+    ref = dk.blocked_f_pvalues(dk.pseudobulk(X, y, g, 3, 5))[0]
+    for scale in (1e-200, 1e200):
+        for M in (X * scale, sp.csr_matrix(X * scale)):
+            pb = dk.pseudobulk(M, y, g, 3, 5)
+            assert_allclose(dk.blocked_f_pvalues(pb)[0], ref, rtol=1e-9)
+            assert not pb.constant.any()  # not mistaken for constant columns

@@ -100,8 +100,7 @@ def test_fisher_score_auto_is_the_pseudobulk_f(nested_sim):
                                                                        groups=d.donors)
     assert fs.pvalue_method_ == "pseudobulk-anova"
     assert_allclose(fs.pvalues_, plain.pvalues_)
-    cell = FisherScore(n_features_to_select=1).fit(d.X, d.y)
-    assert_allclose(fs.estimator_scores_, cell.scores_)  # its cell-level scores kept
+    assert fs.estimator_ is None and fs.estimator_scores_ is None  # replaced, not fitted
 
 
 def test_welch_with_groups(nested_sim, crossed_sim):
