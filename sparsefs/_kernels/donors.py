@@ -10,10 +10,10 @@ the unit. Two designs need different procedures (``specs/donors.md``):
   move whole donors between the classes.
 * **crossed** (donors have cells of several classes: cell types present in every donor).
   Blocking: pseudobulk per donor x class, then a two-way additive model with a donor effect
-  (the randomised-block F test) or, per class, the paired t test of the within-donor
-  class-vs-rest differences (as R scran's ``findMarkers(block=)`` combines within-block
-  comparisons); permutations relabel the classes within each donor, moving all cells of a
-  (donor, class) unit together.
+  (the randomised-block F test; per class, the t test of a contrast in that model, as limma
+  with a donor factor; for two classes, the paired t test of the within-donor differences, as
+  R scran's ``findMarkers(block=)`` combines within-block comparisons); permutations relabel
+  the classes within each donor, moving all cells of a (donor, class) unit together.
 * **neither** (one donor; or donors confounded with the classes, e.g. one donor per class): no
   donor-valid test exists.
 
@@ -33,13 +33,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from sparsefs._kernels.multiple_testing import column_tests, welch_t_pvalues
+from sparsefs._kernels.multiple_testing import column_tests
 from sparsefs._kernels.stats import class_moments, sparse_class_sums
 
 __all__ = [
     "DonorDesign",
     "Pseudobulk",
     "blocked_f_pvalues",
+    "contrast_t_pvalues",
     "crossed_relabelings",
     "detect_design",
     "donor_halves",
@@ -496,24 +497,86 @@ def paired_t_pvalues(pb: Pseudobulk, c: int) -> tuple[np.ndarray, np.ndarray, in
     return np.minimum(pvals, 1.0), t, k
 
 
-def group_vs_rest_pvalues(pb: Pseudobulk, design: str) -> np.ndarray:
-    """Donor-level p-values of every class against the rest: ``n_classes x n_features``.
+def contrast_t_pvalues(pb: Pseudobulk, design: str) -> tuple[np.ndarray, np.ndarray, int]:
+    r"""Every class against the average of the others, in the donor-level linear model.
 
-    Nested: Welch's t test of the donors of the class against the other donors (NaN when
-    either side has fewer than 2 donors). Crossed: :func:`paired_t_pvalues`.
+    The model whose F test is the global test: nested, the one-way model on the donors'
+    pseudobulks, :math:`M_d = \mu_{c(d)} + \varepsilon_d`; crossed, the additive model on the
+    (donor, class) units, :math:`M_{dc} = \alpha_d + \beta_c + \varepsilon_{dc}`. Least squares
+    for all features at once (the design is shared), the residual variance
+    :math:`\hat\sigma^2 = \mathrm{RSS}/\nu` pooled over all classes (:math:`\nu = D - K` nested,
+    :math:`U - D - K + 1` crossed), and for class :math:`t` the contrast
+    :math:`\psi = \beta_t - \frac{1}{K-1}\sum_{s \ne t} \beta_s` (estimable: it sums to 0):
+    :math:`T = \hat\psi / \sqrt{\hat\sigma^2 c^\top (Z^\top Z)^{+} c}`, two-sided,
+    :math:`\nu` degrees of freedom. Exact under Gaussian, homoscedastic errors; as limma's
+    contrasts on a design with a donor factor, the shared residual variance gives more
+    degrees of freedom than a per-class test (for two classes with complete blocks this is the
+    paired t test; nested, the pooled two-sample t test).
+
+    Returns
+    -------
+    pvalues : ndarray of shape (n_classes, n_features)
+    t : ndarray of shape (n_classes, n_features)
+        Positive: higher in the class.
+    df : int
     """
-    p = pb.means.shape[1]
-    out = np.full((pb.n_classes, p), np.nan)
-    for c in range(pb.n_classes):
-        if design == "crossed":
-            out[c] = paired_t_pvalues(pb, c)[0]
-        elif design == "nested":
-            inside = (pb.klass == c).astype(np.intp)
-            if inside.sum() >= 2 and (1 - inside).sum() >= 2:
-                out[c] = welch_t_pvalues(pb.means, inside)
-        else:
-            raise ValueError(f"design={design!r}: no donor-level test (nested or crossed only).")
-    return out
+    if design not in ("nested", "crossed"):
+        raise ValueError(f"design={design!r}: no donor-level test (nested or crossed only).")
+    n_units, p = pb.means.shape
+    K = pb.n_classes
+    C = np.zeros((n_units, K))
+    C[np.arange(n_units), pb.klass] = 1.0
+    if design == "crossed":
+        d_idx = np.unique(pb.donor, return_inverse=True)[1]
+        D = np.zeros((n_units, int(d_idx.max()) + 1))
+        D[np.arange(n_units), d_idx] = 1.0
+        Z = np.hstack([D, C])
+        offset = D.shape[1]
+    else:
+        if np.unique(pb.donor).shape[0] != n_units:
+            raise ValueError("a nested design needs one unit per donor.")
+        Z, offset = C, 0
+    U_, sv, Vt = np.linalg.svd(Z, full_matrices=False)
+    keep = sv > 1e-10 * sv.max()
+    rank = int(keep.sum())
+    df = n_units - rank
+    if df < 1:
+        raise ValueError(f"the donor-level model leaves {df} residual degrees of freedom.")
+    pinv = (Vt[keep].T / sv[keep]) @ U_[:, keep].T  # (Z'Z)^+ Z'
+    gram = (Vt[keep].T / sv[keep] ** 2) @ Vt[keep]  # (Z'Z)^+
+    scale = np.abs(pb.means).max(axis=0)
+    scale = np.where((scale > 0) & np.isfinite(scale), scale, 1.0)
+    M = pb.means / scale  # t is scale-invariant per feature: no overflow of the squares
+    coef = pinv @ M
+    resid = M - Z @ coef
+    s2 = np.einsum("ij,ij->j", resid, resid) / df
+    tiny = 1e-24 * np.maximum(np.einsum("ij,ij->j", M, M), 1e-300)
+    s2[s2 <= tiny / df] = 0.0
+    pvals = np.empty((K, p))
+    tstat = np.empty((K, p))
+    for t in range(K):
+        c = np.zeros(Z.shape[1])
+        c[offset:] = -1.0 / (K - 1)
+        c[offset + t] = 1.0
+        est = c @ coef
+        var = s2 * float(c @ gram @ c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tt = np.where(var > 0, est / np.sqrt(var), 0.0)
+        pv = 2.0 * special.stdtr(df, -np.abs(tt))
+        flat = var <= 0  # no residual variation: p = 0 for a difference, 1 for none
+        zero = np.abs(est) <= 1e-12
+        pv[flat] = np.where(zero[flat], 1.0, 0.0)
+        tt[flat & ~zero] = np.sign(est[flat & ~zero]) * np.inf
+        pvals[t] = np.minimum(pv, 1.0)
+        tstat[t] = tt
+    return pvals, tstat, df
+
+
+def group_vs_rest_pvalues(pb: Pseudobulk, design: str) -> np.ndarray:
+    """Donor-level p-values of every class against the rest, ``n_classes x n_features``:
+    :func:`contrast_t_pvalues` (the class against the average of the other classes in the
+    donor-level model of the design)."""
+    return contrast_t_pvalues(pb, design)[0]
 
 
 # --------------------------------------------------------------------------------------------

@@ -329,9 +329,10 @@ def select(
         unsupervised methods, if given, it is used only for the per-group view.
     sample_key : str, optional
         The ``adata.obs`` column with the donor / sample of every cell. The per-group
-        ``pvals`` are then donor-level (pseudobulk tests: Welch's t between donors when each
-        donor belongs to one group, the paired t test of within-donor differences when donors
-        have cells of several groups; ``adata.uns[key]["params"]["design"]`` says which), and
+        ``pvals`` are then donor-level: the t test of "this group against the mean of the
+        others" in a linear model on pseudobulks, one-way on the donors when each donor
+        belongs to one group (nested), donor + group when donors have cells of several groups
+        (crossed; ``adata.uns[key]["params"]["design"]`` says which), and
         methods whose ``fit`` takes ``groups=`` (``error_control``, ``stability``) get the
         donors: their p-values, q-values and frequencies are donor-level too. A design with no
         donor-level test (one donor, donors confounded with the groups) is an error.
@@ -511,9 +512,11 @@ def write_selection(
         if donors is not None:
             pvals, counts, means, design = _donor_group_pvalues(X, y_idx, groups, donors)
             call["design"] = design.design
-            call["pvals"] = ("donor-level: Welch t between donors (nested)"
-                             if design.design == "nested" else
-                             "donor-level: paired t of within-donor differences (crossed)")
+            call["pvals"] = (
+                "donor-level: group vs the mean of the other groups, t test in the one-way "
+                "model on donor pseudobulks (nested)" if design.design == "nested" else
+                "donor-level: group vs the mean of the other groups, t test in the donor + "
+                "group additive model on (donor, group) pseudobulks (crossed)")
         else:
             counts, means = _group_means(X, y_idx, len(groups))
             pvals = getattr(est, "pvalues_", None)

@@ -130,10 +130,18 @@ def test_nested_pvalues_equal_scipy_on_donor_means():
     k2 = np.array([c for _, c in keys2])
     ref2 = stats.ttest_ind(means2[k2 == 1], means2[k2 == 0], equal_var=False).pvalue
     assert_allclose(dk.nested_pvalues(pb2, "welch"), ref2, rtol=1e-9)
-    # group vs rest: Welch on donors of the class against the others
+    # group vs rest: the contrast t test of the one-way model (closed form: pooled variance)
     gvr = dk.group_vs_rest_pvalues(pb, "nested")
+    resid = means - np.array([means[k == c].mean(axis=0) for c in range(3)])[k]
+    df = means.shape[0] - 3
+    s2 = (resid**2).sum(axis=0) / df
+    n_c = np.bincount(k)
     for c in range(3):
-        ref = stats.ttest_ind(means[k == c], means[k != c], equal_var=False).pvalue
+        others = [o for o in range(3) if o != c]
+        est = means[k == c].mean(axis=0) - np.mean([means[k == o].mean(axis=0)
+                                                    for o in others], axis=0)
+        var = s2 * (1 / n_c[c] + sum(1 / n_c[o] for o in others) / 4)
+        ref = 2 * stats.t.sf(np.abs(est / np.sqrt(var)), df)
         assert_allclose(gvr[c], ref, rtol=1e-9)
 
 
@@ -199,13 +207,53 @@ def test_paired_t_equals_scipy_on_within_donor_differences():
         assert k == len(diffs) == (5 if c == 2 else 6)
         assert_allclose(pvals, ref.pvalue, rtol=1e-9)
         assert_allclose(t, ref.statistic, rtol=1e-9)
-        assert_allclose(dk.group_vs_rest_pvalues(pb, "crossed")[c], ref.pvalue, rtol=1e-9)
     # two classes: the paired t test of class 1 vs class 0 is scipy's ttest_rel
     X2, y2, g2 = cells(rng, np.full((5, 2), 4), p=3)
     pb2 = dk.pseudobulk(X2, y2, g2, 2, 5)
     a = np.array([X2[(g2 == d) & (y2 == 1)].mean(axis=0) for d in range(5)])
     b = np.array([X2[(g2 == d) & (y2 == 0)].mean(axis=0) for d in range(5)])
     assert_allclose(dk.paired_t_pvalues(pb2, 1)[0], stats.ttest_rel(a, b).pvalue, rtol=1e-9)
+    # two classes, complete blocks: the contrast t of the additive model is the paired t
+    p_c, t_c, df = dk.contrast_t_pvalues(pb2, "crossed")
+    assert df == 4
+    assert_allclose(p_c[1], stats.ttest_rel(a, b).pvalue, rtol=1e-9)
+    assert_allclose(t_c[1], stats.ttest_rel(a, b).statistic, rtol=1e-9)
+    assert_allclose(t_c[0], -t_c[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        np.full((5, 4), 7),  # complete blocks
+        np.array([[5, 3, 0, 2], [2, 4, 6, 1], [0, 7, 2, 3], [3, 3, 3, 0], [4, 0, 5, 5],
+                  [6, 2, 2, 2]]),
+    ],
+)
+def test_contrast_t_equals_statsmodels(table):
+    """Class t against the average of the others in the additive donor + class model:
+    statsmodels' OLS t test of the same contrast (treatment coding, class 0 the baseline)."""
+    smf = pytest.importorskip("statsmodels.formula.api")
+    import pandas as pd
+
+    rng = np.random.default_rng(9)
+    X, y, g = cells(rng, table, p=4)
+    pb = dk.pseudobulk(X, y, g, 4, table.shape[0])
+    pvals, tstat, df = dk.contrast_t_pvalues(pb, "crossed")
+    assert df == int((table > 0).sum()) - table.shape[0] - 4 + 1
+    for j in range(4):
+        frame = pd.DataFrame({"m": pb.means[:, j], "d": pb.donor.astype(str),
+                              "c": pb.klass.astype(str)})
+        fit = smf.ols("m ~ C(d) + C(c)", data=frame).fit()
+        names = list(fit.params.index)
+        for t in range(4):
+            beta = np.zeros(len(names))  # beta_t - mean of the others, beta_0 = 0
+            for c in range(4):
+                w = 1.0 if c == t else -1.0 / 3
+                if c > 0:
+                    beta[names.index(f"C(c)[T.{c}]")] += w
+            ref = fit.t_test(beta)
+            assert_allclose(tstat[t, j], float(np.squeeze(ref.tvalue)), rtol=1e-8)
+            assert_allclose(pvals[t, j], float(np.squeeze(ref.pvalue)), rtol=1e-8)
 
 
 def test_paired_t_edge_cases():

@@ -178,7 +178,7 @@ def crossed_adata():
     return data, data.to_anndata()
 
 
-def test_sample_key_crossed_gives_paired_donor_pvalues(crossed_adata):
+def test_sample_key_crossed_gives_donor_level_contrast_pvalues(crossed_adata):
     data, adata0 = crossed_adata
     adata = adata0.copy()
     sparsefs.tl.select(adata, "fisher_score", groupby="group", sample_key="donor",
@@ -187,12 +187,19 @@ def test_sample_key_crossed_gives_paired_donor_pvalues(crossed_adata):
     assert params["design"] == "crossed" and params["sample_key"] == "donor"
     assert "sparsefs_pval" not in adata.var  # FisherScore's cell-level p-values not written
     df = sc.get.rank_genes_groups_df(adata, group="type1", key="sparsefs").set_index("names")
+    # closed form, complete blocks: the additive donor + type model on the unit means, the
+    # contrast type1 - mean(type0, type2), residual variance on (D - 1)(K - 1) df
     X = data.X.toarray().astype(np.float64)
-    diffs = np.array([X[(data.donors == d) & (data.y == "type1")].mean(axis=0)
-                      - X[(data.donors == d) & (data.y != "type1")].mean(axis=0)
-                      for d in sorted(set(data.donors))])
-    ref = pd.Series(stats.ttest_1samp(diffs, 0.0).pvalue, index=data.feature_names)
-    ok = ref.notna()
+    M = np.array([[X[(data.donors == d) & (data.y == t)].mean(axis=0) for t in data.markers]
+                  for d in sorted(set(data.donors))])  # D x K x p
+    D, K = M.shape[:2]
+    resid = M - M.mean(axis=1, keepdims=True) - M.mean(axis=0, keepdims=True) + M.mean((0, 1))
+    s2 = (resid**2).sum(axis=(0, 1)) / ((D - 1) * (K - 1))
+    col = M.mean(axis=0)
+    est = col[1] - (col[0] + col[2]) / 2
+    tstat = est / np.sqrt(s2 * (1 / D) * (1 + 1 / (K - 1)))
+    ref = pd.Series(2 * stats.t.sf(np.abs(tstat), (D - 1) * (K - 1)), index=data.feature_names)
+    ok = ref.notna() & (s2 > 0)
     assert_allclose(df.loc[ref.index[ok], "pvals"], ref[ok], rtol=1e-6)
     tested = df["pvals"].notna()
     assert_allclose(df.loc[tested, "pvals_adj"],
@@ -220,12 +227,13 @@ def test_sample_key_nested_and_donor_aware_estimators():
     donors = sorted(set(data.donors))
     means = np.array([X[data.donors == d].mean(axis=0) for d in donors])
     label = np.array([data.y[data.donors == d][0] for d in donors])
-    welch = pd.Series(stats.ttest_ind(means[label == "condition1"],
-                                      means[label == "condition0"],
-                                      equal_var=False).pvalue, index=data.feature_names)
+    # two groups: the one-way model's contrast t is the pooled two-sample t test
+    pooled = pd.Series(stats.ttest_ind(means[label == "condition1"],
+                                       means[label == "condition0"]).pvalue,
+                       index=data.feature_names)
     df = df.set_index("names")
-    ok = welch.notna()
-    assert_allclose(df.loc[welch.index[ok], "pvals"], welch[ok], rtol=1e-6)
+    ok = pooled.notna()
+    assert_allclose(df.loc[pooled.index[ok], "pvals"], pooled[ok], rtol=1e-6)
     with pytest.raises(ValueError, match="confounded"):
         adata.obs["one_per_group"] = adata.obs["group"].astype(str)
         sparsefs.tl.select(adata, "fisher_score", groupby="group", sample_key="one_per_group",
