@@ -12,13 +12,21 @@ HERE = Path(__file__).resolve().parent
 # the checkout's sparsefs, also when the docs are built without installing it
 sys.path.insert(0, str(HERE.parent))
 
+from sphinx_gallery.sorting import FunctionSortKey  # noqa: E402
+
 import sparsefs  # noqa: E402
 from sparsefs.docs._inventories import BASE_URLS  # noqa: E402
+from sparsefs.docs._sphinx_ext import (  # noqa: E402, F401
+    NITPICK_IGNORE_REGEX,
+    gallery_sort_key,
+    linkcode_resolve,
+)
+
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 project = "sparsefs"
 author = "The sparsefs developers"
-copyright = "The sparsefs developers, BSD-3-Clause"  # noqa: A001
+copyright = "The sparsefs developers, BSD-3-Clause"
 version = release = sparsefs.__version__
 
 extensions = [
@@ -52,8 +60,6 @@ html_css_files = ["sparsefs.css"]
 
 # -- the pages: Markdown as the code host shows it -------------------------------------------
 myst_heading_anchors = 3  # [text](page.md#a-heading) as on the code host
-myst_enable_extensions = ["strikethrough"]
-suppress_warnings = []
 
 # -- API reference ----------------------------------------------------------------------------
 autosummary_generate = False  # the pages are written from __all__ by sparsefs.docs
@@ -87,10 +93,7 @@ numpydoc_validation_exclude = {r"\._[A-Za-z]", r"\.__[a-z]+__$"}
 # a broken cross-reference to a sparsefs object is an error (-W); one to another package that
 # the shipped inventories do not list stays plain text, as do private sparsefs modules
 nitpicky = True
-nitpick_ignore_regex = [
-    (r"py:.*", r"(?!sparsefs\b).*"),
-    (r"py:.*", r"sparsefs(\.\w+)*\._.*"),
-]
+nitpick_ignore_regex = NITPICK_IGNORE_REGEX
 
 # -- cross-links to other projects: inventories shipped in docs/_inventories ------------------
 INV = HERE / "_inventories"  # written by: python -m sparsefs.docs inventories
@@ -113,7 +116,7 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "download_all_examples": False,
     "remove_config_comments": True,
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": FunctionSortKey(gallery_sort_key, "sparsefs gallery order"),
     "matplotlib_animations": False,
     "copyfile_regex": "",
     "image_scrapers": ("matplotlib",),
@@ -133,13 +136,12 @@ html_theme_options = {
         {"name": "Source code", "url": "https://github.com/sparsefs/sparsefs",
          "icon": "fa-brands fa-github"},
     ],
-    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+    # the wide methods table gets the page's width
+    "secondary_sidebar_items": {"**": ["page-toc", "sourcelink"], "methods/index": []},
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version", "theme-version"],
 }
-html_sidebars = {"index": [], "building": []}
+html_sidebars = {"index": [], "methods/index": []}  # the landing page, the wide table
 html_show_sourcelink = True
 html_copy_source = True
 html_last_updated_fmt = None
-
-from sparsefs.docs._sphinx_ext import linkcode_resolve  # noqa: E402, F401

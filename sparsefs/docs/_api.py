@@ -149,14 +149,14 @@ def public_names(modules: list[str] | None = None) -> list[PublicName]:
     """
     modules = public_modules() if modules is None else modules
     out: list[PublicName] = []
-    first: dict[int, str] = {}
+    first: dict[Any, str] = {}
     for modname in modules:
         module = importlib.import_module(modname)
         for name in module.__all__:
             obj = getattr(module, name)
             kind = _kind(obj)
             # a data value (an int, a string) is not identified by id() across modules
-            key = id(obj) if kind != "data" else id((modname, name))
+            key: Any = id(obj) if kind != "data" else (modname, name)
             canonical = first.setdefault(key, f"{modname}.{name}")
             out.append(PublicName(modname, name, kind, canonical))
     return out
@@ -168,30 +168,59 @@ def resolve(qualname: str) -> Any:
     return getattr(importlib.import_module(modname), name)
 
 
+def attribute_docs(path: Path | str) -> dict[str, str]:
+    """The documented module-level assignments of a source file: ``name -> text``.
+
+    Both forms autodoc reads: a string literal right after the assignment, and ``#:``
+    comment lines right before it.
+    """
+    source = Path(path).read_text(encoding="utf-8")
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    docs: dict[str, str] = {}
+    for i, node in enumerate(tree.body):
+        if isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names = [node.target.id]
+        else:
+            continue
+        text = ""
+        after = tree.body[i + 1] if i + 1 < len(tree.body) else None
+        if (isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)):
+            text = inspect.cleandoc(after.value.value)
+        else:
+            comments = []
+            row = node.lineno - 2
+            while row >= 0 and lines[row].lstrip().startswith("#:"):
+                comments.insert(0, lines[row].lstrip()[2:].strip())
+                row -= 1
+            text = "\n".join(comments)
+        for name in names:
+            if text:
+                docs[name] = text
+    return docs
+
+
 def data_docstring(entry: PublicName) -> str:
     """The documentation of a module-level constant: its ``#:`` comment or the string literal
-    after its assignment, in whichever sparsefs module defines it (empty when none has)."""
-    from sphinx.pycode import ModuleAnalyzer
-
+    after its assignment, in the sparsefs module that assigns it (empty when it has none)."""
     module = importlib.import_module(entry.module)
     obj = getattr(module, entry.name)
-    candidates = [entry.module]
     path = Path(module.__file__).resolve()
-    if path.name == "__init__.py":  # the package's private modules, where it is assigned
-        pkg_root = path.parent
-        for sub in sorted(pkg_root.glob("_*.py")):
-            candidates.append(f"{entry.module}.{sub.stem}")
-    for cand in candidates:
-        try:
-            mod = importlib.import_module(cand)
-        except ImportError:
+    candidates = [path]
+    if path.name == "__init__.py":  # assigned in one of the package's private modules
+        candidates += sorted(path.parent.glob("_*.py"))
+    for candidate in candidates:
+        doc = attribute_docs(candidate).get(entry.name)
+        if not doc:
             continue
-        if getattr(mod, entry.name, None) is not obj:
-            continue
-        docs = ModuleAnalyzer.for_module(cand).find_attr_docs()
-        lines = docs.get(("", entry.name))
-        if lines:
-            return "\n".join(lines).strip()
+        if candidate == path:
+            return doc
+        modname = f"{entry.module}.{candidate.stem}"
+        if getattr(importlib.import_module(modname), entry.name, None) is obj:
+            return doc
     return ""
 
 

@@ -122,10 +122,10 @@ def numpy_entries() -> Iterator[Entry]:
             continue  # scalar types live on one shared page
         full = f"numpy.{name}"
         yield full, _role(obj) or "py:function", f"reference/generated/{full}.html#{full}"
-    yield "numpy.random.Generator", "py:class", "reference/random/generator.html#numpy.random.Generator"
-    yield "numpy.random.RandomState", "py:class", "reference/random/legacy.html#numpy.random.RandomState"
-    yield ("numpy.random.default_rng", "py:function",
-           "reference/random/generator.html#numpy.random.default_rng")
+    random = {"Generator": "generator", "RandomState": "legacy", "default_rng": "generator"}
+    for name, page in random.items():
+        role = "py:function" if name == "default_rng" else "py:class"
+        yield f"numpy.random.{name}", role, f"reference/random/{page}.html#numpy.random.{name}"
     for term in ("array_like", "array", "dtype", "broadcast", "view", "C order", "Fortran order",
                  "contiguous", "ndarray", "scalar"):
         yield term, "std:term", f"glossary.html#{_term_anchor(term)}"
@@ -151,7 +151,8 @@ def sklearn_entries() -> Iterator[Entry]:
             seen.add(entry[0])
             yield entry
     for name in ("clone", "config_context", "get_config", "set_config", "show_versions"):
-        yield f"sklearn.{name}", "py:function", f"modules/generated/sklearn.{name}.html#sklearn.{name}"
+        full = f"sklearn.{name}"
+        yield full, "py:function", f"modules/generated/{full}.html#{full}"
     for term in ("estimator", "estimators", "meta-estimator", "meta-estimators", "transformer",
                  "transformers", "classifier", "clusterer", "fit", "transform", "predict",
                  "fit_transform", "random_state", "n_jobs", "cross-validation splitter",

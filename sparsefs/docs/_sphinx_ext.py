@@ -3,8 +3,9 @@
 It writes the API reference from ``__all__`` before Sphinx reads the sources, fails the build
 (a warning under ``-W``) on a public name without documentation, renders the registry's
 methods table (the generator of the README's table), serves MathJax from the site itself,
-links a page's relative link to a repository file to that file on the code host, and gives
-``[source]`` links (``sphinx.ext.linkcode``).
+sends a page's relative link to a repository file outside ``docs/`` to that file on the code
+host, quotes fitted-attribute names in numpydoc types, and gives ``[source]`` links
+(``sphinx.ext.linkcode``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,21 @@ import importlib.metadata
 import inspect
 import posixpath
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import sparsefs
 from sparsefs.docs._api import missing_docstrings, write_api_pages
 from sparsefs.utils._registry import methods_markdown
+
+#: ``nitpick_ignore_regex`` of the site: a cross-reference that does not resolve fails the
+#: build (``-W``) when it names a public sparsefs object; one to another package that the
+#: shipped inventories do not list, or to a private sparsefs module, stays plain text.
+NITPICK_IGNORE_REGEX: list[tuple[str, str]] = [
+    (r"py:.*", r"(?!sparsefs\b).*"),
+    (r"py:.*", r"sparsefs(\.\w+)*\._.*"),
+]
 
 #: Where "[source]" links and links to repository files point.
 CODE_HOST = "https://github.com/sparsefs/sparsefs/blob/main/"
@@ -29,6 +39,27 @@ CODE_HOST = "https://github.com/sparsefs/sparsefs/blob/main/"
 MATHJAX_FILE = "sphinx-mathjax-offline/static/mathjax/tex-svg-full.js"
 
 REPO = Path(sparsefs.__file__).resolve().parent.parent
+
+#: The gallery's order (``examples/``); an example not listed follows, by file name.
+GALLERY_ORDER: tuple[str, ...] = (
+    "plot_microarray_genes.py",
+    "plot_pipeline_gridsearch.py",
+    "plot_stability_selection.py",
+    "plot_fdr_selection.py",
+    "plot_sparse_centers.py",
+    "plot_unsupervised_selectors.py",
+    "plot_l0_kmeans.py",
+    "plot_single_cell_markers.py",
+    "plot_dask_out_of_core.py",
+    "plot_compare_methods.py",
+)
+
+
+def gallery_sort_key(filename: str) -> tuple[int, str]:
+    """The sort key of a gallery example (sphinx-gallery's ``within_subsection_order``)."""
+    name = Path(filename).name
+    rank = GALLERY_ORDER.index(name) if name in GALLERY_ORDER else len(GALLERY_ORDER)
+    return rank, name
 
 
 def mathjax_bundle() -> Path:
@@ -94,9 +125,24 @@ def literal_attribute_names(lines: list[str]) -> None:
         lines[i] = line
 
 
+#: A citation whose text starts with an initial: ``.. [1] K. Kira and ...``.
+_CITATION_INITIAL = re.compile(r"^(\s*\.\. \[[^\]]+\]\s+[A-Z])\. ")
+
+
+def escape_citation_initials(lines: list[str]) -> None:
+    """Escape the period after an author's initial that opens a reference, in place.
+
+    reStructuredText reads a one-line ``.. [1] K. Kira and L. A. Rendell, ...`` as a list
+    item numbered "K" (the page showed "11. Kira and ..."); ``K\\.`` keeps it a name.
+    """
+    for i, line in enumerate(lines):
+        lines[i] = _CITATION_INITIAL.sub(r"\1\\. ", line)
+
+
 def _on_process_docstring(app: Any, what: str, name: str, obj: Any, options: Any,
                           lines: list[str]) -> None:
     literal_attribute_names(lines)
+    escape_citation_initials(lines)
 
 
 _ROW = re.compile(r"^\| `(?P<stem>[^`]+)` \| `(?P<est>[^`]+)` \|")
@@ -104,7 +150,8 @@ _ROW = re.compile(r"^\| `(?P<stem>[^`]+)` \| `(?P<est>[^`]+)` \|")
 
 def methods_table(docname: str, srcdir: Path) -> str:
     """:func:`~sparsefs.utils._registry.methods_markdown` with links for the site: each stem to
-    its page ``methods/<stem>.md`` (when there is one), each estimator to its API page.
+    its page ``methods/<stem>.md`` (when there is one), each estimator to its API page (shown
+    by its class name, the module being in the link).
 
     Parameters
     ----------
@@ -127,7 +174,7 @@ def methods_table(docname: str, srcdir: Path) -> str:
             cell = f"`{stem}`"
             if (Path(srcdir) / "methods" / f"{stem}.md").is_file():
                 cell = f"[`{stem}`]({posixpath.relpath(f'methods/{stem}.md', here or '.')})"
-            line = f"| {cell} | {{py:class}}`{est}` |" + line[m.end():]
+            line = f"| {cell} | {{py:class}}`~{est}` |" + line[m.end():]
         out.append(line)
     return "\n".join(out)
 
@@ -144,6 +191,10 @@ def _methods_table_directive() -> type:
 
         def run(self) -> list[Any]:
             text = methods_table(self.env.docname, Path(self.env.srcdir))
+            # the page is re-read when the registry (or this rendering of it) changes
+            registry = importlib.import_module("sparsefs.utils._registry")
+            for module in (registry, sys.modules[__name__]):
+                self.env.note_dependency(str(Path(module.__file__).resolve()))
             container = nodes.container(classes=["sparsefs-methods-table"])
             self.state.nested_parse(StringList(text.splitlines()), self.content_offset,
                                     container)
@@ -152,30 +203,42 @@ def _methods_table_directive() -> type:
     return MethodsTable
 
 
-def _on_missing_reference(app: Any, env: Any, node: Any, contnode: Any) -> Any:
-    """A Markdown link to a repository file outside the site (``../sparsefs/base.py``) goes to
-    that file on the code host, so the link works both there and on the site."""
-    from docutils import nodes
-
-    if node.get("reftype") != "myst" or node.get("refdomain"):
-        return None
-    target = node.get("reftarget", "")
-    if not target or "://" in target:
-        return None
-    path, _, anchor = target.partition("#")
-    source = Path(env.doc2path(node["refdoc"])).parent
-    full = (source / path).resolve()
+def code_host_url(path: Path | str) -> str | None:
+    """The code-host address of a repository file or folder, or None outside the checkout."""
+    full = Path(path).resolve()
     try:
         rel = full.relative_to(REPO)
     except ValueError:
         return None
-    if not full.exists():
-        return None
     url = CODE_HOST.replace("/blob/", "/tree/") if full.is_dir() else CODE_HOST
-    ref = nodes.reference("", "", internal=False,
-                          refuri=url + rel.as_posix() + (f"#{anchor}" if anchor else ""))
-    ref += contnode
-    return ref
+    return url + rel.as_posix()
+
+
+def _on_doctree_read(app: Any, doctree: Any) -> None:
+    """A Markdown link to a repository file or folder outside the site
+    (``[benchmarks](../benchmarks/README.md)``) goes to it on the code host, as it does when
+    the page is read there (MyST would offer a file as a download, and fail on a folder)."""
+    from docutils import nodes
+    from sphinx import addnodes
+
+    srcdir = Path(app.srcdir).resolve()
+    candidates = [*doctree.findall(addnodes.pending_xref),
+                  *doctree.findall(addnodes.download_reference)]
+    for node in candidates:
+        if node.get("reftype") != "myst" or node.get("refdomain") not in (None, ""):
+            continue
+        path, _, anchor = node.get("reftarget", "").partition("#")
+        if not path or "://" in path:
+            continue
+        full = (Path(app.env.doc2path(node["refdoc"])).parent / path).resolve()
+        if not full.exists() or full.is_relative_to(srcdir):
+            continue
+        url = code_host_url(full)
+        if url is None:
+            continue
+        ref = nodes.reference("", "", *node.children, internal=False,
+                              refuri=url + (f"#{anchor}" if anchor else ""))
+        node.replace_self(ref)
 
 
 def linkcode_resolve(domain: str, info: dict[str, str]) -> str | None:
@@ -205,7 +268,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _on_config_inited)
     # before sphinx.ext.autosummary reads the pages written here (priority 500)
     app.connect("builder-inited", _on_builder_inited, priority=100)
-    app.connect("missing-reference", _on_missing_reference)
+    app.connect("doctree-read", _on_doctree_read)
     # before numpydoc turns the sections into reStructuredText (priority 500)
     app.connect("autodoc-process-docstring", _on_process_docstring, priority=400)
     app.add_directive("sparsefs-methods-table", _methods_table_directive())
