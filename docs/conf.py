@@ -113,6 +113,8 @@ sphinx_gallery_conf = {
     "reference_url": {"sparsefs": None},
     "prefer_full_module": {r"sparsefs\..*"},
     "min_reported_time": 1,
+    # no execution-time pages: they load jQuery and DataTables from CDNs
+    "write_computation_times": False,
     "show_memory": False,
     "download_all_examples": False,
     "remove_config_comments": True,
