@@ -35,6 +35,10 @@ PAGES: dict[str, tuple[str, dict[str, int]]] = {
     "search": ("search.html?q=stability", {"search": 1}),
 }
 
+#: Window heights other than the default, in CSS pixels: the example's figure is well below
+#: the fold.
+HEIGHTS: dict[str, int] = {"example": 2600}
+
 #: Chromium's flags: headless, no sandbox (root in a container), nothing that reaches out
 #: (updates, sync, metrics), a fresh profile per run, and every host but the loopback unknown.
 CHROMIUM_FLAGS: tuple[str, ...] = (
@@ -261,7 +265,8 @@ def check_site(html_dir: Path | str, out_dir: Path | str, *,
     chromium : str, optional
         The browser; default :func:`find_chromium`.
     width, height : int
-        The window, in CSS pixels; the screenshot is of the window.
+        The window, in CSS pixels (:data:`HEIGHTS` for some pages); the screenshot is of the
+        window.
     timeout : float
         Seconds allowed to one browser run.
 
@@ -298,7 +303,8 @@ def check_site(html_dir: Path | str, out_dir: Path | str, *,
             check.problems = _problems(name, need, check.report, check.missing)
             shot = out_dir / f"{name}.png"
             shot.unlink(missing_ok=True)
-            _chromium(binary, ["--virtual-time-budget=20000", f"--window-size={width},{height}",
+            size = f"--window-size={width},{HEIGHTS.get(name, height)}"
+            _chromium(binary, ["--virtual-time-budget=20000", size,
                                f"--screenshot={shot}", server.base + path], profile / "b",
                       timeout)
             if shot.is_file():
