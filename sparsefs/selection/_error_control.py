@@ -195,8 +195,7 @@ class ErrorControlSelector(BaseSelector):
         ``maxt``; ``maxt`` implies permutation p-values).
     alpha : float in (0, 1], default=0.05
         The FDR or FWER level.
-    pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal"}, \
-default="auto"
+    pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal"}, default="auto"
         How the p-values are obtained (see above).
     n_permutations : int, default=1000
         :math:`B`. The smallest possible p-value is :math:`1/(B+1)`: with :math:`m` features,
