@@ -55,6 +55,10 @@ def add_parsers(sub: Any) -> None:
                    "SPARSEFS_DATA) or a make_* generator; resolved as 'sparsefs select' does")
     p.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
     p.add_argument("--transpose", action="store_true", help="the files are features x samples")
+    p.add_argument("--groups", metavar="COLUMN", default=None,
+                   help="column (CSV/TSV/Parquet), obs key (h5ad) or variable (.mat/.npz) with "
+                   "the group of every sample, e.g. the donor of every cell: every group stays "
+                   "whole in the folds (no donor in training and test at once)")
     p.add_argument("--methods", "-m", required=True,
                    help="comma-separated stems (see 'sparsefs methods'); 'all' adds the "
                    "all-features baseline")
@@ -138,7 +142,8 @@ def _compare_command(args: argparse.Namespace) -> str:
     """The ``sparsefs compare`` command line that reproduces this run (for the report)."""
     parts = ["sparsefs", "compare", *args.data]
     for flag, value, default in (
-        ("--target", args.target, None), ("--methods", args.methods, None),
+        ("--target", args.target, None), ("--groups", getattr(args, "groups", None), None),
+        ("--methods", args.methods, None),
         ("--k", args.k, "1:80"), ("--cv", args.cv, "5"), ("--repeats", args.repeats, 1),
         ("--train-size", args.train_size, 2 / 3), ("--estimators", args.estimators, None),
         ("--metrics", args.metrics, None), ("--runs", args.runs, 20),
@@ -293,8 +298,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     datasets = []
     for text in args.data:
         d = DataSpec.from_string(resolve_data(text))
-        if d.path is not None and (args.target or args.transpose):
-            d = DataSpec(path=d.path, target=args.target, transpose=args.transpose)
+        if d.path is not None and (args.target or args.transpose or args.groups):
+            d = DataSpec(path=d.path, target=args.target, transpose=args.transpose,
+                         groups=args.groups)
+        elif args.groups:
+            _fail(f"{text}: --groups names a column of a data file (a generator's groups, "
+                  "e.g. make_multi_donor_counts's donors, are used without it)")
         datasets.append(d)
     cv_text = args.cv.strip().lower()
     if cv_text == "split":

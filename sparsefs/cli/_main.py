@@ -106,6 +106,10 @@ def _add_select_arguments(p: argparse.ArgumentParser) -> None:
                       "SPARSEFS_DATA) or a make_* generator")
     data.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
     data.add_argument("--transpose", action="store_true", help="the file is features x samples")
+    data.add_argument("--groups", metavar="COLUMN", default=None,
+                      help="column (CSV/TSV/Parquet), obs key (h5ad) or variable (.mat/.npz) "
+                      "with the donor / sample of every row: --fdr/--fwer, --stability, "
+                      "-m error_control and -m stability then work at the donor level")
 
     method = p.add_argument_group("method")
     method.add_argument("--method", "-m", required=True,
@@ -184,7 +188,8 @@ def _build_parser() -> argparse.ArgumentParser:
 # ------------------------------------------------------------------------------------------
 
 
-def _load(data: str, target: str | None, transpose: bool, seed: int):
+def _load(data: str, target: str | None, transpose: bool, seed: int,
+          groups: str | None = None):
     """Load DATA as ``compare`` does (:func:`resolve_data`), with CLI wording in errors."""
     from sparsefs.harness import DataSpec, load_dataset
 
@@ -198,9 +203,9 @@ def _load(data: str, target: str | None, transpose: bool, seed: int):
                 "benchmark sets are looked up in SPARSEFS_DATA)"
             )
         _check_text_table(path)
-        spec = DataSpec(path=spec.path, target=target, transpose=transpose)
-    elif target or transpose:
-        raise CLIError(f"{data}: --target and --transpose apply to data files only")
+        spec = DataSpec(path=spec.path, target=target, transpose=transpose, groups=groups)
+    elif target or transpose or groups:
+        raise CLIError(f"{data}: --target, --transpose and --groups apply to data files only")
     try:
         return load_dataset(spec, seed=seed)
     except ValueError as exc:
@@ -406,7 +411,7 @@ def _cmd_select(args, argv: list[str]) -> int:
     params = dict(args.param)
     # checks that need no data: unknown parameters are reported before loading
     _make_estimator(info, params, k=args.k, seed=args.seed)
-    data = _load(args.data, args.target, args.transpose, args.seed)
+    data = _load(args.data, args.target, args.transpose, args.seed, args.groups)
     if info.supervision == "supervised" and data.y is None:
         raise CLIError(
             f"{info.name} is supervised: name the label column with --target "
@@ -430,8 +435,9 @@ def _cmd_select(args, argv: list[str]) -> int:
                                     "pass --progress to see it advance."),
               file=sys.stderr)
     y = data.y if info.supervision == "supervised" else None
+    fit_kw = _groups_for(est, data, args)
     start = time.perf_counter()
-    est.fit(data.X, y)
+    est.fit(data.X, y, **fit_kw)
     elapsed = time.perf_counter() - start
     frame = scores_frame(est, feature_names=data.feature_names)
     frame, stability = stability_output(est, frame, data.X, y, data.feature_names, args)
@@ -450,6 +456,8 @@ def _cmd_select(args, argv: list[str]) -> int:
         "index": "0-based column of X (a .mat file's MATLAB column is index + 1)",
         "k": args.k,
         "n_selected": kept,
+        **({"groups": {"column": args.groups, "design": getattr(est, "design_", None),
+                       "n_groups": len(set(data.groups.tolist()))}} if fit_kw else {}),
         **({"stability": _jsonable(stability)} if stability else {}),
         **({"error_control": _jsonable(error_control)} if error_control else {}),
     }
@@ -462,12 +470,30 @@ def _cmd_select(args, argv: list[str]) -> int:
                  f"{error_control['level']:g})")
     if h5ad_out is not None:
         _write_h5ad(est, info, args, h5ad_out)
+    if fit_kw:
+        rule += f" ({est.design_} design, {args.groups} as the unit)"
     print(f"{info.name}{rule}: kept {kept} of {est.n_features_in_} features in {elapsed:.3g} s "
           f"(seed {args.seed}) -> {out}" + (f", {h5ad_out}" if h5ad_out is not None else ""))
     if args.k is None and p >= 10 and kept >= KEEPS_MOST * p:
         print(f"sparsefs: note: {info.name}'s own rule kept {kept} of {p} features (see "
               "'sparsefs select --help'); pass -k to keep fewer.", file=sys.stderr)
     return 0
+
+
+def _groups_for(est, data, args) -> dict:
+    """``{"groups": ...}`` for ``fit`` when ``--groups`` is given: only the trust layer takes
+    donor labels (the error-control and stability selectors)."""
+    if args.groups is None:
+        return {}
+    import inspect
+
+    if "groups" not in inspect.signature(est.fit).parameters:
+        raise CLIError(
+            f"--groups {args.groups}: {type(est).__name__} does not use groups; they make "
+            "p-values, q-values and stability frequencies donor-level: add --fdr/--fwer or "
+            "--stability, or use -m error_control / -m stability"
+        )
+    return {"groups": data.groups}
 
 
 #: The two lines ``demo`` prints about its design.
@@ -507,7 +533,8 @@ def _write_h5ad(est, info, args, target: Path) -> None:
 
     adata = anndata.read_h5ad(resolve_data(args.data))
     groupby = args.target if args.target in adata.obs.columns else None
-    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed)
+    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed,
+                    sample_key=args.groups if groupby is not None else None)
     fd, tmp = tempfile.mkstemp(suffix=".h5ad", dir=target.parent, prefix=".sparsefs-")
     os.close(fd)
     try:

@@ -242,6 +242,12 @@ class DataSpec:
         Keyword arguments of the generator / loader / ``load_default``.
     target, transpose :
         Passed to :func:`sparsefs.datasets.load` for files.
+    groups : str, optional
+        For files: the column (``adata.obs`` key, ``.mat`` / ``.npz`` variable) holding the
+        group of every sample, e.g. the donor of every cell (:func:`sparsefs.datasets.load`).
+        When a data set has groups (from this column, or a generator such as
+        ``make_multi_donor_counts``), the folds keep every group whole: no group is in the
+        training and the test rows of one fold.
     label : str, optional
         The data set's name in the results (default: the name, file stem or generator).
     redraw : bool, optional
@@ -256,6 +262,7 @@ class DataSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     target: str | None = None
     transpose: bool = False
+    groups: str | None = None
     label: str | None = None
     redraw: bool | None = None
 
