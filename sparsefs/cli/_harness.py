@@ -65,6 +65,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--event", metavar="COL",
                    help="the event column (1 / True = observed, 0 / False = censored)")
     p.add_argument("--transpose", action="store_true", help="the files are features x samples")
+    p.add_argument("--groups", metavar="COLUMN", default=None,
+                   help="column (CSV/TSV/Parquet), obs key (h5ad) or variable (.mat/.npz) with "
+                   "the group of every sample, e.g. the donor of every cell: every group stays "
+                   "whole in the folds (no donor in training and test at once)")
     p.add_argument("--methods", "-m", required=True,
                    help="comma-separated stems (see 'sparsefs methods'); 'all' adds the "
                    "all-features baseline")
@@ -150,7 +154,8 @@ def _compare_command(args: argparse.Namespace) -> str:
     parts = ["sparsefs", "compare", *args.data]
     for flag, value, default in (
         ("--target", args.target, None), ("--time", getattr(args, "time", None), None),
-        ("--event", getattr(args, "event", None), None), ("--methods", args.methods, None),
+        ("--event", getattr(args, "event", None), None),
+        ("--groups", getattr(args, "groups", None), None), ("--methods", args.methods, None),
         ("--k", args.k, "1:80"), ("--cv", args.cv, "5"), ("--repeats", args.repeats, 1),
         ("--train-size", args.train_size, 2 / 3), ("--estimators", args.estimators, None),
         ("--metrics", args.metrics, None), ("--runs", args.runs, 20),
@@ -318,11 +323,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     datasets = []
     for text in args.data:
         d = DataSpec.from_string(resolve_data(text))
-        if d.path is not None and (args.target or args.transpose or args.time):
+        if d.path is not None and (args.target or args.transpose or args.time or args.groups):
             d = DataSpec(path=d.path, target=args.target, transpose=args.transpose,
-                         time=args.time, event=args.event)
+                         time=args.time, event=args.event, groups=args.groups)
         elif args.time is not None:
             _fail(f"{text}: --time/--event name columns of a data file")
+        elif args.groups:
+            _fail(f"{text}: --groups names a column of a data file (a generator's groups, "
+                  "e.g. make_multi_donor_counts's donors, are used without it)")
         datasets.append(d)
     if protocol == "supervised" and args.target and datasets[0].path is not None:
         # a --target of numbers with decimals is a continuous outcome: the regression protocol

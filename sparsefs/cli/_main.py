@@ -115,6 +115,10 @@ def _add_select_arguments(p: argparse.ArgumentParser) -> None:
     data.add_argument("--event", metavar="COL", help="survival outcome: the event column (1 or "
                       "True = the event was observed, 0 or False = censored); with --time")
     data.add_argument("--transpose", action="store_true", help="the file is features x samples")
+    data.add_argument("--groups", metavar="COLUMN", default=None,
+                      help="column (CSV/TSV/Parquet), obs key (h5ad) or variable (.mat/.npz) "
+                      "with the donor / sample of every row: --fdr/--fwer, --stability, "
+                      "-m error_control and -m stability then work at the donor level")
 
     method = p.add_argument_group("method")
     method.add_argument("--method", "-m", required=True,
@@ -194,7 +198,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _load(data: str, target: str | None, transpose: bool, seed: int,
-          time_col: str | None = None, event_col: str | None = None):
+          time_col: str | None = None, event_col: str | None = None,
+          groups: str | None = None):
     """Load DATA as ``compare`` does (:func:`resolve_data`), with CLI wording in errors."""
     from sparsefs.harness import DataSpec, load_dataset
 
@@ -214,10 +219,10 @@ def _load(data: str, target: str | None, transpose: bool, seed: int,
             )
         _check_text_table(path)
         spec = DataSpec(path=spec.path, target=target, transpose=transpose, time=time_col,
-                        event=event_col)
-    elif target or transpose or time_col:
-        raise CLIError(f"{data}: --target, --time/--event and --transpose apply to data files "
-                       "only")
+                        event=event_col, groups=groups)
+    elif target or transpose or time_col or groups:
+        raise CLIError(f"{data}: --target, --time/--event, --transpose and --groups apply to "
+                       "data files only")
     try:
         return load_dataset(spec, seed=seed)
     except ValueError as exc:
@@ -427,7 +432,8 @@ def _cmd_select(args, argv: list[str]) -> int:
     params = dict(args.param)
     # checks that need no data: unknown parameters are reported before loading
     _make_estimator(info, params, k=args.k, seed=args.seed)
-    data = _load(args.data, args.target, args.transpose, args.seed, args.time, args.event)
+    data = _load(args.data, args.target, args.transpose, args.seed, args.time, args.event,
+                 args.groups)
     if info.supervision == "supervised" and data.y is None:
         raise CLIError(
             f"{info.name} is supervised: name the label column with --target, or the survival "
@@ -456,8 +462,9 @@ def _cmd_select(args, argv: list[str]) -> int:
                                     "pass --progress to see it advance."),
               file=sys.stderr)
     y = data.y if info.supervision == "supervised" else None
+    fit_kw = _groups_for(est, data, args)
     start = time.perf_counter()
-    est.fit(data.X, y)
+    est.fit(data.X, y, **fit_kw)
     elapsed = time.perf_counter() - start
     frame = scores_frame(est, feature_names=data.feature_names)
     frame, stability = stability_output(est, frame, data.X, y, data.feature_names, args)
@@ -478,6 +485,8 @@ def _cmd_select(args, argv: list[str]) -> int:
         "index": "0-based column of X (a .mat file's MATLAB column is index + 1)",
         "k": args.k,
         "n_selected": kept,
+        **({"groups": {"column": args.groups, "design": getattr(est, "design_", None),
+                       "n_groups": len(set(data.groups.tolist()))}} if fit_kw else {}),
         **({"stability": _jsonable(stability)} if stability else {}),
         **({"error_control": _jsonable(error_control)} if error_control else {}),
     }
@@ -490,12 +499,30 @@ def _cmd_select(args, argv: list[str]) -> int:
                  f"{error_control['level']:g})")
     if h5ad_out is not None:
         _write_h5ad(est, info, args, h5ad_out)
+    if fit_kw:
+        rule += f" ({est.design_} design, {args.groups} as the unit)"
     print(f"{info.name}{rule}: kept {kept} of {est.n_features_in_} features in {elapsed:.3g} s "
           f"(seed {args.seed}) -> {out}" + (f", {h5ad_out}" if h5ad_out is not None else ""))
     if args.k is None and p >= 10 and kept >= KEEPS_MOST * p:
         print(f"sparsefs: note: {info.name}'s own rule kept {kept} of {p} features (see "
               "'sparsefs select --help'); pass -k to keep fewer.", file=sys.stderr)
     return 0
+
+
+def _groups_for(est, data, args) -> dict:
+    """``{"groups": ...}`` for ``fit`` when ``--groups`` is given: only the trust layer takes
+    donor labels (the error-control and stability selectors)."""
+    if args.groups is None:
+        return {}
+    import inspect
+
+    if "groups" not in inspect.signature(est.fit).parameters:
+        raise CLIError(
+            f"--groups {args.groups}: {type(est).__name__} does not use groups; they make "
+            "p-values, q-values and stability frequencies donor-level: add --fdr/--fwer or "
+            "--stability, or use -m error_control / -m stability"
+        )
+    return {"groups": data.groups}
 
 
 #: The two lines ``demo`` prints about its design.
@@ -554,7 +581,10 @@ def _write_h5ad(est, info, args, target: Path) -> None:
     adata = anndata.read_h5ad(resolve_data(args.data))
     outcome = getattr(est, "target_type_", "classification") != "classification"
     groupby = args.target if args.target in adata.obs.columns and not outcome else None
+    # donor-level p-values (the estimator was fitted with groups=) are recorded with the
+    # donors' column; the per-group view (classes only) gets donor-level tests too
     write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed,
+                    sample_key=args.groups if groupby is not None or outcome else None,
                     _target={"target": args.target if outcome else None, "time": args.time,
                              "event": args.event})
     fd, tmp = tempfile.mkstemp(suffix=".h5ad", dir=target.parent, prefix=".sparsefs-")

@@ -6,7 +6,9 @@
   ``.h5ad`` file.
 * :func:`fetch_asu`, :func:`list_asu`, :func:`get_data_home`: the scikit-feature (ASU)
   benchmark sets, found locally (``SPARSEFS_DATA``) or downloaded, always checksum-verified.
-* ``make_*``: synthetic designs from the papers sparsefs implements, with the true support.
+* ``make_*``: synthetic designs from the papers sparsefs implements, with the true support;
+  :func:`make_multi_donor_counts`: single-cell counts from several donors (NB, donor effects,
+  planted markers) for donor-aware error control.
 * :func:`load_default`: the wine data plus noise features, bundled (no download).
 * :func:`load_text_corpus`, :func:`list_text_corpora`: two-class sentiment corpora (local copies)
   as bag-of-words CSR matrices.
@@ -20,6 +22,7 @@ from ._asu import ASU_DATASETS, BASE_URL, ChecksumError, fetch_asu, get_data_hom
 from ._chiaretti import load_chiaretti
 from ._embedded import load_default
 from ._loaders import SUPPORTED_EXTENSIONS, Dataset, load
+from ._single_cell import MultiDonorCounts, make_multi_donor_counts
 from ._synthetic import (
     make_kos_rings,
     make_kos_sine,
@@ -41,6 +44,7 @@ __all__ = [
     "TEXT_CORPORA",
     "ChecksumError",
     "Dataset",
+    "MultiDonorCounts",
     "fetch_asu",
     "get_data_home",
     "list_asu",
@@ -54,6 +58,7 @@ __all__ = [
     "load_text_corpus",
     "make_kos_rings",
     "make_kos_sine",
+    "make_multi_donor_counts",
     "make_planted_classification",
     "make_planted_regression",
     "make_planted_survival",

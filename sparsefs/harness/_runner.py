@@ -45,24 +45,52 @@ def _strata(spec: ExperimentSpec, y: np.ndarray) -> np.ndarray | None:
     return y
 
 
-def _splits(spec: ExperimentSpec, y: np.ndarray, seed: int, rep: int, n: int, label: str = ""):
-    """(fold, train, test) of one repetition ``rep``; folds are numbered across repetitions."""
+def _splits(spec: ExperimentSpec, y: np.ndarray, seed: int, rep: int, n: int, label: str = "",
+            groups: np.ndarray | None = None):
+    """(fold, train, test) of one repetition ``rep``; folds are numbered across repetitions.
+
+    With ``groups`` (the donor of every sample) every group stays whole: (stratified) group
+    k-fold (scikit-learn's ``StratifiedGroupKFold``, ``GroupKFold`` for a continuous target)
+    or a group hold-out (``GroupShuffleSplit``), so no group is in the training and the test
+    rows of one fold."""
     cv = spec.cv
     if cv.scheme == "none":
         idx = np.arange(n)
         return [(rep, idx, idx)]
     strata = _strata(spec, y)
+    if groups is not None:
+        n_groups = np.unique(groups).shape[0]
+        needed = cv.n_splits if cv.scheme == "kfold" else 2
+        if n_groups < needed:
+            raise ValueError(
+                f"{label}: {n_groups} groups cannot make {needed} folds that keep every group "
+                "whole; lower the number of folds or drop the groups."
+            )
     if cv.scheme == "kfold":
-        from sklearn.model_selection import KFold, StratifiedKFold
+        from sklearn.model_selection import (
+            GroupKFold,
+            KFold,
+            StratifiedGroupKFold,
+            StratifiedKFold,
+        )
 
-        kind = KFold if strata is None else StratifiedKFold
+        if groups is None:
+            kind = KFold if strata is None else StratifiedKFold
+        else:
+            kind = GroupKFold if strata is None else StratifiedGroupKFold
         splitter = kind(n_splits=cv.n_splits, shuffle=True, random_state=seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            folds = list(splitter.split(np.zeros(n), strata))
+            folds = list(splitter.split(np.zeros(n), strata, groups))
         for w in caught:  # e.g. a class smaller than n_splits: logged, not printed
             logger.warning("%s: %s", label, w.message)
         return [(rep * cv.n_splits + i, tr, te) for i, (tr, te) in enumerate(folds)]
+    if groups is not None:
+        from sklearn.model_selection import GroupShuffleSplit
+
+        splitter = GroupShuffleSplit(n_splits=1, train_size=cv.train_size, random_state=seed)
+        tr, te = next(splitter.split(np.zeros(n), strata, groups))
+        return [(rep, tr, te)]
     from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 
     kind = ShuffleSplit if strata is None else StratifiedShuffleSplit
@@ -129,6 +157,7 @@ def _prepare(spec: ExperimentSpec, skipped: list[dict[str, str]], info: list[dic
             X = ds.X
             if not np.issubdtype(X.dtype, np.floating):
                 X = X.astype(np.float64)
+            groups = ds.groups
             if rep in (None, 0):
                 info.append({
                     "dataset": dspec.display, "n_samples": int(X.shape[0]),
@@ -136,7 +165,14 @@ def _prepare(spec: ExperimentSpec, skipped: list[dict[str, str]], info: list[dic
                     **_target_summary(spec, y_idx),
                     "n_relevant": None if ds.support is None else int(ds.support.sum()),
                     "source": dspec.to_dict(), "redrawn": redraw,
+                    "n_groups": None if groups is None else int(np.unique(groups).shape[0]),
                 })
+            if groups is not None and spec.preprocessing_scope == "global" and \
+                    spec.preprocessing:
+                raise ValueError(
+                    f"data set {dspec.display!r} has groups: global preprocessing (SMOTE before "
+                    "the split) would create samples of no group; use the per-fold scope."
+                )
             if spec.preprocessing_scope == "global" and spec.preprocessing:
                 seed = derive_seed(spec.seed, i, SPLIT_STREAM, 0 if rep is None else rep, 2)
                 X, y_idx, _ = preprocess(spec.preprocessing, X, y_idx, None, seed,
@@ -144,7 +180,8 @@ def _prepare(spec: ExperimentSpec, skipped: list[dict[str, str]], info: list[dic
             rep_list = range(n_reps) if rep is None else [rep]
             for r in rep_list:
                 split_seed = derive_seed(spec.seed, i, SPLIT_STREAM, r)
-                splits = _splits(spec, y_idx, split_seed, r, X.shape[0], dspec.display)
+                splits = _splits(spec, y_idx, split_seed, r, X.shape[0], dspec.display,
+                                 groups)
                 yield i, r, X, y_idx, ds.support, splits
 
 

@@ -270,6 +270,12 @@ class DataSpec:
         Passed to :func:`sparsefs.datasets.load` for files.
     time, event : str, optional
         The columns of a survival target in a file (:func:`sparsefs.datasets.load`).
+    groups : str, optional
+        For files: the column (``adata.obs`` key, ``.mat`` / ``.npz`` variable) holding the
+        group of every sample, e.g. the donor of every cell (:func:`sparsefs.datasets.load`).
+        When a data set has groups (from this column, or a generator such as
+        ``make_multi_donor_counts``), the folds keep every group whole: no group is in the
+        training and the test rows of one fold.
     label : str, optional
         The data set's name in the results (default: the name, file stem or generator).
     redraw : bool, optional
@@ -284,6 +290,7 @@ class DataSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     target: str | None = None
     transpose: bool = False
+    groups: str | None = None
     label: str | None = None
     redraw: bool | None = None
     time: str | None = None

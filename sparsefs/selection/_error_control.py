@@ -11,6 +11,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
+from sparsefs._kernels import donors as _donors
 from sparsefs._kernels import multiple_testing as _mt
 from sparsefs.base import BaseSelector, SupportMixin
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
@@ -52,15 +53,20 @@ def _scores_of(est: Any, X, y) -> np.ndarray:
     return np.asarray(scores, dtype=np.float64)
 
 
-def _exceedances(base: Any, X, y_idx: np.ndarray, observed: np.ndarray,
-                 perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``#{b : T^(b)_j >= T_j}`` and ``max_k T^(b)_k`` over the permutations in ``perms``
-    (one fit each)."""
+def _exceedances(base: Any, X, source: np.ndarray, rows: np.ndarray, index: np.ndarray | None,
+                 observed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``#{b : T^(b)_j >= T_j}`` and ``max_k T^(b)_k`` over relabelings (one fit each).
+
+    Relabeling ``b``'s labels are ``source[rows[b]]`` (cell permutations: ``source = y_idx``,
+    ``rows`` the permutations, ``index=None``) or ``rows[b][index]`` (donor-level relabelings:
+    ``rows`` the new label of every (donor, class) unit, ``index`` each cell's unit).
+    """
     count = np.zeros(observed.shape[0], dtype=np.int64)
-    maxima = np.empty(perms.shape[0])
+    maxima = np.empty(rows.shape[0])
     threshold = _mt.tie_threshold(observed)  # ties up to rounding count as exceedances
-    for b, perm in enumerate(perms):
-        scores = _scores_of(clone(base), X, y_idx[perm])
+    for b, row in enumerate(rows):
+        labels = source[row] if index is None else row[index]
+        scores = _scores_of(clone(base), X, labels)
         count += scores >= threshold
         maxima[b] = scores.max()
     return count, maxima
@@ -106,19 +112,12 @@ def outcome_column_tests(test: str, X, y) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _constant_columns(X) -> np.ndarray:
-    """Columns with a single value (sparse X: from the stored values, not densified)."""
+    """Columns with a single value (sparse X: one pass over the stored values, no copy)."""
     if not sp.issparse(X):
         return np.ptp(X, axis=0) == 0
-    X = sp.csc_array(X)
-    stored = np.diff(X.indptr)
-    out = stored == 0
-    filled = np.flatnonzero(stored)
-    if filled.size:  # segments of consecutive non-empty columns tile X.data
-        starts = X.indptr[filled]
-        lo = np.minimum.reduceat(X.data, starts)
-        hi = np.maximum.reduceat(X.data, starts)
-        out[filled] = (lo == hi) & ((stored[filled] == X.shape[0]) | (lo == 0))
-    return out
+    from sparsefs._kernels.stats import sparse_constant_columns
+
+    return sparse_constant_columns(X)
 
 
 class ErrorControlSelector(BaseSelector):
@@ -178,6 +177,48 @@ class ErrorControlSelector(BaseSelector):
       ``pvalues_`` when it sets them (e.g. :class:`~sparsefs.selection.FisherScore`: the F
       test); ``"permutation"`` otherwise.
 
+    **Donors** (``fit(X, y, groups=donors)``). Cells of one donor share its expression offsets,
+    so cell-level p-values are far too small when the classes differ by donor (Squair et al.
+    2021). With ``groups`` the donor is the unit; the design is detected (``design_``, logged
+    on the ``sparsefs.donors`` logger) and the p-values follow it:
+
+    * *nested* (every donor in one class: case vs control donors): pseudobulk per donor (the
+      mean of each feature over its cells, one pass of class sums), then the F test
+      (``"anova"``, :math:`D - K` residual degrees of freedom) or Welch's t test (``"welch"``)
+      on the donors; ``"permutation"`` relabels whole donors between the classes (all
+      distinct relabelings when they are at most ``n_permutations``: an exact p-value
+      :math:`\#\{T_b \ge T\}/N`, smallest :math:`1/N`; an error when that floor is above
+      the procedure's first threshold, since nothing could be selected);
+    * *crossed* (donors have cells of several classes: cell types): pseudobulk per
+      (donor, class), then the randomised-block F test (``"anova"``: two-way additive model
+      with a donor effect, the donor x class variation as error) or, for two classes, the
+      paired t test of the within-donor differences (``"welch"``); ``"permutation"`` relabels
+      the classes within each donor, all cells of a (donor, class) unit together;
+    * neither (one donor, or donors confounded with the classes): an error saying why.
+
+    ``"auto"`` is the pseudobulk F test for ``estimator=None`` or a
+    :class:`~sparsefs.selection.FisherScore` (the donor-level version of its F statistic,
+    which replaces it: no cell-level fit, one pass over X in all), donor-level permutations
+    otherwise.
+    Rank tests are refused with ``groups`` (their approximation fails in the far tail with a
+    handful of donors; use the permutations). The level holds when the donors are independent;
+    the F and t tests assume Gaussian pseudobulk errors, the permutations exchangeable donors
+    (nested) or exchangeable (donor, class) units within a donor (crossed: approximate when
+    unit sizes differ systematically between classes).
+
+    A continuous or survival target with ``groups`` must be a donor attribute, constant within
+    every donor (age, a donor's relapse-free time): the donors are then the observations, and
+    ``"f"`` / ``"pearson"`` (``"auto"`` for a continuous target with ``estimator=None`` or a
+    :class:`~sparsefs.selection.UnivariateScore` of the F test) is the F test of the donor
+    pseudobulks on the donors' values (``"pseudobulk-f"``; :math:`D - 2` degrees of freedom,
+    at least 3 donors), and ``"permutation"`` (``"auto"`` otherwise, survival included)
+    permutes the target values of whole donors (time and event together), scoring
+    :class:`~sparsefs.selection.UnivariateScore`'s test on the cells for ``estimator=None``.
+    ``"spearman"`` and ``"cox"`` are refused, as the rank tests are. A target that varies
+    within donors (pseudotime) is an error: its donor-level test needs a mixed model, not
+    implemented; :class:`~sparsefs.selection.StabilitySelector` with ``groups`` resamples
+    donors for any target.
+
     A p-value that cannot be computed (NaN, e.g. a constant feature under an estimator's own
     test) is set to 1, and so is that of a constant feature. ``scores_`` is
     :math:`-\log_{10} p_j` (of the max-T adjusted :math:`\tilde p_j` for ``"maxt"``; ``+inf``
@@ -191,7 +232,9 @@ class ErrorControlSelector(BaseSelector):
     estimator : estimator, str or None, default=None
         The score to test (``pvalues="permutation"`` or ``"auto"``): a sparsefs estimator
         exposing ``scores_``, or a registry stem (``"fisher_score"``, see ``sparsefs methods``).
-        ``None``: the ANOVA F test (``"auto"``), or permutations of the Fisher score.
+        ``None``: the ANOVA F test (``"auto"``), or permutations of the Fisher score
+        (of :class:`~sparsefs.selection.UnivariateScore`'s test for a continuous or survival
+        target).
     method : {"bh", "by", "holm", "bonferroni", "maxt"}, default="bh"
         The multiple-testing procedure (FDR: ``bh``, ``by``; FWER: ``holm``, ``bonferroni``,
         ``maxt``; ``maxt`` implies permutation p-values).
@@ -231,7 +274,10 @@ class ErrorControlSelector(BaseSelector):
         The max-T adjusted p-values (with permutation p-values, whatever ``method``).
     pvalue_method_ : str
         The p-values used: one of the analytic tests, ``"estimator"`` (its own ``pvalues_``) or
-        ``"permutation"``.
+        ``"permutation"``; with ``groups``: ``"pseudobulk-anova"``, ``"pseudobulk-welch"``
+        (nested), ``"blocked-anova"``, ``"paired-t"`` (crossed), ``"pseudobulk-f"``,
+        ``"pseudobulk-pearson"`` (a continuous target constant within donors),
+        ``"donor-permutation"`` or ``"donor-permutation-exact"``.
     error_rate_ : {"FDR", "FWER"}
         What ``method`` controls.
     estimator_ : estimator or None
@@ -239,7 +285,17 @@ class ErrorControlSelector(BaseSelector):
     estimator_scores_ : ndarray of shape (n_features_in_,) or None
         Its ``scores_``.
     n_permutations_ : int
-        :math:`B` used (0 without permutations).
+        :math:`B` used (0 without permutations; with ``groups``, the number of donor-level
+        relabelings: all of them when ``exact_permutations_``).
+    exact_permutations_ : bool
+        Whether the permutations were a complete enumeration (the observed labels among them).
+    design_ : {"nested", "crossed"} or None
+        The donor design found for ``groups`` (``None`` without ``groups``; ``"nested"`` for
+        a continuous or survival target, which must be constant within donors).
+    design_info_ : DonorDesign or None
+        Its donor x class table of cell counts, reason, degrees of freedom and notes
+        (:class:`sparsefs._kernels.donors.DonorDesign`; ``None`` for a continuous or survival
+        target).
     scores_ : ndarray of shape (n_features_in_,)
         :math:`-\log_{10} p_j`.
     ranking_ : ndarray of shape (n_features_in_,)
@@ -259,8 +315,9 @@ class ErrorControlSelector(BaseSelector):
     Notes
     -----
     Guarantees and their assumptions are tabulated in ``docs/methods/error_control.md``.
-    Fitting with ``fit(X, y, strata=groups)`` permutes the labels only within each group
-    (e.g. batch or sex), the null then being "no association given the stratum".
+    Fitting with ``fit(X, y, strata=batch)`` permutes the labels only within each stratum
+    (e.g. batch or sex), the null then being "no association given the stratum"; samples are
+    still independent. ``groups=`` is for samples that are not (cells of donors).
 
     References
     ----------
@@ -341,7 +398,31 @@ class ErrorControlSelector(BaseSelector):
         self.n_jobs = n_jobs
         self.target_type = target_type
 
-    def _fit(self, X, y_idx, strata=None):
+    def fit(self, X, y, groups=None, strata=None):
+        """Compute a p-value per feature and select the features the procedure rejects.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels, a continuous target or a structured survival array
+            (``docs/outcomes.md``).
+        groups : array-like of shape (n_samples,), default=None
+            Donor / sample labels (scikit-learn's ``groups``, as in ``cross_validate``): the
+            p-values are then donor-valid (module docstring, "Donors"); ``design_`` says
+            which design was found. ``None``: samples are independent. With a continuous or
+            survival target, the target must be constant within every donor.
+        strata : array-like of shape (n_samples,), default=None
+            Permutations move labels only within each stratum (batch, sex); not with
+            ``groups``.
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X, y, groups=groups, strata=strata)
+
+    def _fit(self, X, y_idx, groups=None, strata=None):
         target = self.target_type_
         n_classes = int(y_idx.max()) + 1 if target == "classification" else 0
         kind = self.pvalues
@@ -367,18 +448,30 @@ class ErrorControlSelector(BaseSelector):
                 raise ValueError(f"method='maxt' adjusts permutation p-values; got "
                                  f"pvalues={kind!r}. Use pvalues='permutation'.")
             kind = "permutation"
+        donors = None
+        self.design_ = None
+        self.design_info_ = None
+        if groups is not None and target != "classification":
+            donors = self._outcome_donor_setup(X, y_idx, groups, strata, kind)
+            kind = donors["kind"]
+        elif groups is not None:
+            donors = self._donor_setup(X, y_idx, n_classes, groups, strata, kind)
+            kind = donors["kind"]
         if kind == "auto" and self.estimator is None:
             kind = _AUTO_TEST[target]
         self.estimator_ = None
         self.maxt_pvalues_ = None
         self.estimator_scores_ = None
         self.n_permutations_ = 0
-        if kind in _ANALYTIC and target != "classification":
+        self.exact_permutations_ = False
+        if donors is not None and kind in _ANALYTIC:
+            pvals, constant, kind = self._donor_analytic(X, y_idx, kind, donors)
+        elif kind in _ANALYTIC and target != "classification":
             pvals, constant = outcome_column_tests(kind, X, y_idx)
         elif kind in _ANALYTIC:
             pvals, constant = _mt.column_tests(kind, X, y_idx, n_classes)
         else:
-            pvals, kind = self._estimator_pvalues(X, y_idx, kind, strata)
+            pvals, kind = self._estimator_pvalues(X, y_idx, kind, strata, donors)
             constant = _constant_columns(X)
         pvals = np.where(np.isnan(pvals), 1.0, np.clip(pvals, 0.0, 1.0))
         pvals[constant] = 1.0
@@ -402,8 +495,135 @@ class ErrorControlSelector(BaseSelector):
         scores[constant] = -np.inf  # untestable: ranked last
         self._set_selection(scores + 0.0)  # + 0.0: no -0.0 for p = 1
 
-    def _estimator_pvalues(self, X, y_idx, kind, strata):
-        base = clone(_resolve_estimator(self.estimator))
+    # -- donors ------------------------------------------------------------------------------
+
+    def _donor_setup(self, X, y_idx, n_classes, groups, strata, kind) -> dict:
+        """Validate ``groups``, detect the design, resolve ``pvalues`` at the donor level."""
+        from sparsefs.selection._donors import check_groups, donor_design
+
+        if strata is not None:
+            raise ValueError(
+                "give groups= or strata=, not both: with donor labels the permutations are "
+                "donor-level (whole donors between classes, or classes within donors)."
+            )
+        g_idx, names = check_groups(groups, X.shape[0])
+        design = donor_design(y_idx, g_idx, n_classes, names.shape[0], type(self).__name__)
+        self.design_ = design.design
+        self.design_info_ = design
+        if kind in ("mannwhitney", "kruskal"):
+            raise ValueError(
+                f"pvalues={kind!r} with groups=: a rank test on a handful of donor pseudobulks "
+                "has a coarse null whose normal / chi-squared approximation is not valid in "
+                "the far tail that multiple testing uses. Use pvalues='anova' or 'welch' "
+                "(pseudobulk tests) or 'permutation' (donor-level relabelings, exact when "
+                "they are few)."
+            )
+        if kind == "welch" and design.design == "nested" and design.donors_per_class.min() < 2:
+            raise ValueError(
+                "pvalues='welch' with groups= needs at least 2 donors per class; got "
+                f"{design.donors_per_class.tolist()}. Use pvalues='anova'."
+            )
+        if kind == "auto":
+            base = None if self.estimator is None else _resolve_estimator(self.estimator)
+            from sparsefs.selection._fisher_score import FisherScore
+
+            # the Fisher score is the F statistic: its donor-level test is the pseudobulk F
+            kind = "anova" if base is None or isinstance(base, FisherScore) else "permutation"
+        return {"kind": kind, "g_idx": g_idx, "n_groups": names.shape[0], "design": design}
+
+    def _outcome_donor_setup(self, X, y, groups, strata, kind) -> dict:
+        """``groups`` with a continuous or survival target: the target must be a donor
+        attribute (constant within every donor); ``pvalues`` resolved at the donor level."""
+        from sparsefs.selection._donors import check_groups, donor_outcome, logger
+        from sparsefs.selection._univariate_score import UnivariateScore
+
+        if strata is not None:
+            raise ValueError(
+                "give groups= or strata=, not both: with donor labels the permutations are "
+                "donor-level (the target values of whole donors)."
+            )
+        target = self.target_type_
+        what = "continuous" if target == "regression" else "survival"
+        example = ("the donor's age or a lab value" if target == "regression"
+                   else "the donor's relapse-free time and relapse")
+        g_idx, names = check_groups(groups, X.shape[0])
+        n_groups = names.shape[0]
+        per_donor = donor_outcome(y, g_idx, n_groups)
+        if per_donor is None:
+            raise ValueError(
+                f"ErrorControlSelector: groups= with a {what} target that varies within donors "
+                "(crossed with the donors, e.g. pseudotime or a cell-level score) has no "
+                "donor-level test here: it would need a mixed model with a donor effect. "
+                f"Donor-level p-values for a {what} target need it constant within every donor "
+                f"(a donor attribute: {example}), tested on the donor "
+                "pseudobulks; class labels are supported in both the nested and the crossed "
+                "design. For a target that varies within donors, StabilitySelector(groups=...) "
+                "resamples halves of the donors."
+            )
+        if n_groups < 3:
+            raise ValueError(
+                f"ErrorControlSelector: groups= with a {what} target constant within donors "
+                f"makes the {n_groups} donors the observations; a donor-level test of the "
+                "target needs at least 3 donors."
+            )
+        if kind in ("spearman", "cox"):
+            test = ("Spearman's t approximation" if kind == "spearman"
+                    else "the Cox score test's chi-squared approximation")
+            raise ValueError(
+                f"pvalues={kind!r} with groups=: {test} is not valid in the far tail that "
+                f"multiple testing uses with a handful of donors. Use "
+                + ("pvalues='f' (the F test of the donor pseudobulks on the target) or "
+                   if kind == "spearman" else "")
+                + "'permutation' (the target values of whole donors permuted, exact when the "
+                "permutations are few)."
+            )
+        if kind == "auto":
+            base = None if self.estimator is None else _resolve_estimator(self.estimator)
+            # the F test of UnivariateScore's regression tests is the pseudobulk F test
+            f_like = target == "regression" and (base is None or (
+                isinstance(base, UnivariateScore) and base.test in ("auto", "f", "pearson")))
+            kind = "f" if f_like else "permutation"
+        self.design_ = "nested"
+        self.design_info_ = None
+        logger.info("ErrorControlSelector: groups= with a %s target constant within each of "
+                    "%d donors: the donors are the observations (%s).", what, n_groups,
+                    "pseudobulk F test" if kind in ("f", "pearson")
+                    else "permutations of whole donors' target values")
+        return {"kind": kind, "g_idx": g_idx, "n_groups": n_groups, "outcome": per_donor}
+
+    def _donor_analytic(self, X, y_idx, kind, donors):
+        """Pseudobulk p-values: nested, one-way tests on the donors; crossed, the blocked F
+        test (``anova``) or the paired t test (``welch``, two classes); a continuous target
+        constant within donors, the F test of the donor means on the donors' values."""
+        if "outcome" in donors:
+            pb = _donors.pseudobulk(X, np.zeros(X.shape[0], dtype=np.intp), donors["g_idx"], 1,
+                                    donors["n_groups"])  # one unit per donor, in donor order
+            pvals, constant = outcome_column_tests(kind, pb.means, donors["outcome"])
+            return pvals, pb.constant | constant, f"pseudobulk-{kind}"
+        n_classes = int(y_idx.max()) + 1
+        # "auto" with a FisherScore: its donor-level test replaces it (no cell-level fit, so
+        # one pass over X in all; estimator_ stays None as for any analytic test)
+        pb = _donors.pseudobulk(X, y_idx, donors["g_idx"], n_classes, donors["n_groups"])
+        if donors["design"].design == "nested":
+            pvals = _donors.nested_pvalues(pb, kind)
+            name = f"pseudobulk-{kind}"
+        elif kind == "anova":
+            pvals, _ = _donors.blocked_f_pvalues(pb)
+            name = "blocked-anova"
+        else:
+            pvals = _donors.paired_t_pvalues(pb, 1)[0]
+            name = "paired-t"
+        return pvals, pb.constant, name
+
+    def _estimator_pvalues(self, X, y_idx, kind, strata, donors=None):
+        if self.estimator is None and self.target_type_ != "classification":
+            from sparsefs.selection._univariate_score import UnivariateScore
+
+            # the permutation statistic of a continuous / survival target: its per-feature
+            # test (F, Cox score), as the Fisher score is for classes
+            base = UnivariateScore(n_features_to_select=1)
+        else:
+            base = clone(_resolve_estimator(self.estimator))
         tags = base.__sklearn_tags__()
         if not tags.target_tags.required:
             raise ValueError(
@@ -420,17 +640,93 @@ class ErrorControlSelector(BaseSelector):
         observed = _scores_of(fitted, X, y_idx)
         self.estimator_ = fitted
         self.estimator_scores_ = observed
-        if kind == "auto" and getattr(fitted, "pvalues_", None) is not None:
+        if donors is None and kind == "auto" and getattr(fitted, "pvalues_", None) is not None:
             return np.asarray(fitted.pvalues_, dtype=np.float64), "estimator"
-        if strata is None:
-            strata = np.zeros(X.shape[0], dtype=np.intp)
-        strata = np.asarray(strata)
-        if strata.shape != (X.shape[0],):
-            raise ValueError(f"strata must have shape ({X.shape[0]},); got {strata.shape}.")
         B = int(self.n_permutations)
-        needed = self.min_permutations(X.shape[1])
+        exact = False
+        if donors is not None:
+            rows, index, exact = self._donor_relabelings(y_idx, donors, B, rng)
+            source = None
+        else:
+            if strata is None:
+                strata = np.zeros(X.shape[0], dtype=np.intp)
+            strata = np.asarray(strata)
+            if strata.shape != (X.shape[0],):
+                raise ValueError(f"strata must have shape ({X.shape[0]},); got {strata.shape}.")
+            self._warn_floor(B, X.shape[1])
+            rows, index, source = stratified_permutations(strata, B, rng), None, y_idx
+        n_jobs = effective_n_jobs(self.n_jobs)
+        n_rows = rows.shape[0]
+        if n_jobs == 1:
+            exceed, maxima = _exceedances(base, X, source, rows, index, observed)
+        else:
+            chunks = np.array_split(rows, min(n_rows, 4 * n_jobs))
+            parts = Parallel(n_jobs=n_jobs)(
+                delayed(_exceedances)(base, X, source, chunk, index, observed)
+                for chunk in chunks
+            )
+            exceed = np.sum([c for c, _ in parts], axis=0)
+            maxima = np.concatenate([m for _, m in parts])
+        self.n_permutations_ = n_rows
+        self.exact_permutations_ = exact
+        self.maxt_pvalues_ = _mt.maxt_pvalues(observed, maxima, exact=exact)
+        if exact:  # every relabeling, the observed one among them: #{T_b >= T} / N
+            return exceed / n_rows, "donor-permutation-exact"
+        name = "permutation" if donors is None else "donor-permutation"
+        return (1.0 + exceed) / (1.0 + n_rows), name
+
+    def _donor_relabelings(self, y_idx, donors, B, rng):
+        """Donor-level relabelings (unit labels, each cell's unit, exact?) and the check that
+        the smallest attainable p-value lets the procedure select anything."""
+        if "outcome" in donors:  # a donor attribute: the donors' values permuted
+            rows, exact = _donors.nested_relabelings(donors["outcome"], B, rng)
+            unit_of_cell, design = donors["g_idx"], "nested"
+            what = f"the {self.target_type_} target values of whole donors"
+            instead = ("pvalues='f' (the pseudobulk F test), "
+                       if self.target_type_ == "regression" else "")
+        else:
+            n_classes = int(y_idx.max()) + 1
+            unit_of_cell, u_donor, u_class = _donors.unit_index(y_idx, donors["g_idx"],
+                                                                n_classes)
+            design = donors["design"].design
+            if design == "nested":
+                rows, exact = _donors.nested_relabelings(u_class, B, rng)
+            else:
+                rows, exact = _donors.crossed_relabelings(u_donor, u_class, B, rng)
+            what = ("whole donors between the classes" if design == "nested"
+                    else "classes within each donor")
+            instead = "pvalues='anova' (the pseudobulk F test), "
+        m = self.n_features_in_
+        if exact:
+            floor = 1.0 / rows.shape[0]
+            first = self._first_threshold(m)
+            if floor > first * (1 + 1e-12) and self.n_features_to_select_ is None:
+                raise ValueError(
+                    f"ErrorControlSelector: groups= gives a {design} design with only "
+                    f"{rows.shape[0]} distinct relabelings ({what}), so the smallest "
+                    f"permutation p-value is 1/{rows.shape[0]} = {floor:.3g}, above the first "
+                    f"threshold {first:.3g} of method={self.method!r} over {m} features: no "
+                    f"feature can be selected. Use {instead}more donors, or "
+                    "n_features_to_select=k (a ranking without guarantee)."
+                )
+        else:
+            self._warn_floor(B, m, stacklevel=8)
+        return rows, unit_of_cell, exact
+
+    def _first_threshold(self, m: int) -> float:
+        """The level the smallest p-value must reach for one rejection."""
+        if self.method == "maxt":
+            return self.alpha
+        level = self.alpha / m
+        if self.method == "by":
+            level /= float(np.sum(1.0 / np.arange(1, m + 1)))
+        return level
+
+    def _warn_floor(self, B: int, m: int, stacklevel: int = 7) -> None:
+        # 7: _warn_floor, _estimator_pvalues, _fit, the base fit, its context, fit, the caller
+        needed = self.min_permutations(m)
         if needed > B and self.n_features_to_select_ is None:
-            floor, m = 1.0 / (B + 1), X.shape[1]
+            floor = 1.0 / (B + 1)
             level = self.alpha / (float(np.sum(1.0 / np.arange(1, m + 1)))
                                   if self.method == "by" else 1.0)
             together = math.ceil(floor * m / level - 1e-12)
@@ -443,22 +739,8 @@ class ErrorControlSelector(BaseSelector):
                 f"{self.alpha if self.method == 'maxt' else level / m:.3g} of "
                 f"method={self.method!r}; "
                 f"{what}. Use n_permutations >= {needed} (min_permutations).",
-                UserWarning, stacklevel=4,
+                UserWarning, stacklevel=stacklevel,
             )
-        perms = stratified_permutations(strata, B, rng)
-        n_jobs = effective_n_jobs(self.n_jobs)
-        if n_jobs == 1:
-            exceed, maxima = _exceedances(base, X, y_idx, observed, perms)
-        else:
-            chunks = np.array_split(perms, min(B, 4 * n_jobs))
-            parts = Parallel(n_jobs=n_jobs)(
-                delayed(_exceedances)(base, X, y_idx, observed, chunk) for chunk in chunks
-            )
-            exceed = np.sum([c for c, _ in parts], axis=0)
-            maxima = np.concatenate([m for _, m in parts])
-        self.n_permutations_ = B
-        self.maxt_pvalues_ = _mt.maxt_pvalues(observed, maxima)
-        return (1.0 + exceed) / (1.0 + B), "permutation"
 
     def min_permutations(self, n_features: int) -> int:
         r"""The smallest :math:`B` at which one rejection is possible with ``n_features``

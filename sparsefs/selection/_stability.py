@@ -157,6 +157,22 @@ class StabilitySelector(BaseSelector):
     (2018) over the :math:`M` supports, with its 95% confidence interval
     (:func:`sparsefs.metrics.nogueira_index`).
 
+    **Donors** (``fit(X, y, groups=donors)``). When samples come in groups that are not
+    independent (the cells of one donor share its expression offsets), the resampling unit is
+    the donor: complementary halves (or subsamples) of the *donor set*, each resample holding
+    every cell of its donors. The design is detected and recorded (``design_``): *nested*
+    (each donor belongs to one class: the halves are stratified by class, at least 2 donors per
+    class), *crossed* (donors have cells of several classes: plain halves of the donors), or
+    neither (one donor, donors confounded with the classes: an error). The error bounds above
+    then hold with the donors as the exchangeable units: a feature that looks associated only
+    because of the offsets of a few donors is selected only in the halves holding them, so its
+    frequency stays low, where cell-level halves (every donor in every half) would select it
+    every time.
+    A continuous or survival target has no classes: the halves are plain halves of the donors
+    (stratified by the donors' events for a survival target constant within every donor),
+    whether the target is a donor attribute (``design_ = "nested"``) or varies within donors
+    (``"crossed"``, e.g. pseudotime); the bounds need only exchangeable donors.
+
     Parameters
     ----------
     estimator : estimator, default=None
@@ -249,6 +265,14 @@ class StabilitySelector(BaseSelector):
     target_type_ : str or None
         The kind of target (``"classification"``, ``"regression"``, ``"survival"``; ``None``
         for an unsupervised base estimator).
+    design_ : {"nested", "crossed", "unlabelled"} or None
+        With ``groups``: the design found (``"unlabelled"`` for an unsupervised base
+        estimator; for a continuous or survival target, ``"nested"`` when it is constant
+        within every donor, else ``"crossed"``); ``None`` without ``groups``.
+    design_info_ : DonorDesign or None
+        The donor x class table of cell counts, the reason and notes
+        (:class:`sparsefs._kernels.donors.DonorDesign`; ``None`` for a continuous or survival
+        target, which has no classes).
 
     See Also
     --------
@@ -386,7 +410,7 @@ class StabilitySelector(BaseSelector):
         return X, y_idx.astype(np.intp, copy=False), classes
 
     @_fit_context(prefer_skip_nested_validation=False)  # the base estimator's own validation runs
-    def fit(self, X, y=None, **fit_params: Any):
+    def fit(self, X, y=None, groups=None, **fit_params: Any):
         """Refit the base estimator on every resample and select the stable features.
 
         Parameters
@@ -396,6 +420,9 @@ class StabilitySelector(BaseSelector):
         y : array-like of shape (n_samples,), default=None
             Class labels, a continuous target or a structured survival array, as the base
             estimator takes (required when it is supervised).
+        groups : array-like of shape (n_samples,), default=None
+            Donor / sample labels (scikit-learn's ``groups``): the resamples are then halves
+            (or subsamples) of the *donors*, each with all of its samples; see "Donors" above.
         **fit_params : dict
             Not supported (an error if given).
 
@@ -417,10 +444,73 @@ class StabilitySelector(BaseSelector):
         self.n_features_to_select_ = resolve_n_features_to_select(
             self.n_features_to_select, X.shape[1]
         )
-        self._fit(X, y_idx, base)
+        self._fit(X, y_idx, base, groups)
         return self
 
-    def _fit(self, X, y_idx, base):
+    def _donor_units(self, y_idx, groups, n):
+        """``(cells of each donor, class of each donor or None)`` for donor-level resampling,
+        with the design recorded in ``design_`` / ``design_info_``."""
+        from sparsefs.selection._donors import check_groups, donor_design, logger
+
+        g_idx, names = check_groups(groups, n)
+        n_groups = names.shape[0]
+        if n_groups < 2:
+            raise ValueError(
+                "StabilitySelector: groups= holds a single donor; donor-level resamples need "
+                "at least 2 donors (halves of the donor set)."
+            )
+        order = np.argsort(g_idx, kind="stable")
+        cells = np.split(order, np.flatnonzero(np.diff(g_idx[order])) + 1)
+        strata = None
+        if y_idx is None:
+            self.design_, self.design_info_ = "unlabelled", None
+            logger.info("StabilitySelector: resampling halves of %d donors (unsupervised "
+                        "base estimator).", n_groups)
+        elif self.target_type_ != "classification":
+            strata = self._outcome_donor_strata(y_idx, g_idx, n_groups)
+        else:
+            design = donor_design(y_idx, g_idx, int(y_idx.max()) + 1, n_groups,
+                                  type(self).__name__)
+            self.design_, self.design_info_ = design.design, design
+            if design.design == "nested":
+                few = np.flatnonzero(design.donors_per_class < 2)
+                if few.size:
+                    raise ValueError(
+                        "StabilitySelector: groups= gives a nested design (one class per "
+                        f"donor) with a single donor in class(es) {few.tolist()}: a half of the "
+                        "donors would lack that class. Donor-level resampling needs at least 2 "
+                        "donors per class."
+                    )
+                if self.stratify:
+                    strata = np.asarray([y_idx[c[0]] for c in cells])
+        return cells, strata
+
+    def _outcome_donor_strata(self, y, g_idx, n_groups):
+        """The design of a continuous or survival target with donors (``design_``), and the
+        strata of the donors: a survival target constant within every donor stratifies the
+        halves by the donors' events; otherwise the halves are plain halves of the donors."""
+        from sparsefs.selection._donors import donor_outcome, logger
+
+        per_donor = donor_outcome(y, g_idx, n_groups)
+        self.design_ = "crossed" if per_donor is None else "nested"
+        self.design_info_ = None
+        what = {"regression": "continuous", "survival": "survival"}[self.target_type_]
+        logger.info("StabilitySelector: resampling halves of %d donors (a %s target %s).",
+                    n_groups, what, "varying within donors" if per_donor is None
+                    else "constant within every donor")
+        if per_donor is None or self.target_type_ != "survival" or not self.stratify:
+            return None
+        events = per_donor["event"].astype(np.intp)
+        if events.sum() < 2:
+            raise ValueError(
+                "StabilitySelector: groups= with a survival target constant within every donor "
+                f"has {int(events.sum())} donor(s) with an observed event: a half of the donors "
+                "would have no event. Donor-level resampling needs at least 2 donors with an "
+                "event."
+            )
+        return events
+
+    def _fit(self, X, y_idx, base, groups=None):
         n, p = X.shape
         given = [name for name in ("threshold", "pfer", "n_features_to_select")
                  if getattr(self, name) is not None]
@@ -467,23 +557,32 @@ class StabilitySelector(BaseSelector):
                 "bound='unimodal' (Shah & Samworth's Theorem 2) holds for "
                 "scheme='complementary_pairs' only; use bound='worst_case'."
             )
-        size = n // 2 if pairs else math.floor(self.sample_fraction * n)
+        self.design_, self.design_info_ = None, None
+        donor_cells, units, strata = None, n, None
+        if groups is not None:
+            donor_cells, strata = self._donor_units(y_idx, groups, n)
+            units = len(donor_cells)
+        elif y_idx is not None and self.stratify and self.target_type_ == "classification":
+            strata = y_idx
+        elif y_idx is not None and self.stratify and self.target_type_ == "survival":
+            strata = y_idx["event"].astype(np.intp)  # each half keeps the censoring rate
+        size = units // 2 if pairs else math.floor(self.sample_fraction * units)
         if size < 1:
+            got = (f"{units} donors" if groups is not None else f"n_samples = {n}")
             raise ValueError(
-                f"StabilitySelector needs subsamples of at least 1 row; got n_samples = {n} "
-                f"(subsample size {size})."
+                f"StabilitySelector needs subsamples of at least 1 "
+                f"{'donor' if groups is not None else 'row'}; got {got} (subsample size "
+                f"{size})."
             )
 
         rng = check_random_state(self.random_state)
-        strata = None
-        if self.stratify and self.target_type_ == "classification":
-            strata = y_idx
-        elif self.stratify and self.target_type_ == "survival":
-            strata = y_idx["event"].astype(np.intp)  # each half keeps the censoring rate
         if pairs:
-            indices = _kernel.complementary_pairs(n, m // 2, rng, strata)
+            indices = _kernel.complementary_pairs(units, m // 2, rng, strata)
         else:
-            indices = _kernel.subsamples(n, m, size, rng, strata)
+            indices = _kernel.subsamples(units, m, size, rng, strata)
+        if donor_cells is not None:  # the rows of the chosen donors, all of their cells
+            indices = [np.sort(np.concatenate([donor_cells[d] for d in half]))
+                       for half in indices]
         # every random_state left at None, nested ones included (SelectFromModel(forest))
         seed_keys = [key for key, value in base.get_params(deep=True).items()
                      if value is None and (key == "random_state"
@@ -572,7 +671,7 @@ class StabilitySelector(BaseSelector):
         return int(self.q)
 
     def _run(self, X, y_idx, indices, seeds, seed_keys, path):
-        m = indices.shape[0]
+        m = len(indices)
         sequential = self.n_jobs in (None, 1)
         n_chunks = m if sequential else min(m, 4 * max(1, _effective_n_jobs(self.n_jobs)))
         bounds = np.linspace(0, m, n_chunks + 1).astype(int)
