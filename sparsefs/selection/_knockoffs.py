@@ -1,5 +1,6 @@
 """Model-X knockoff filter for p >> n: low-rank Gaussian knockoffs, knockoff+ and e-values."""
 
+import dataclasses
 import math
 import warnings
 from numbers import Integral, Real
@@ -14,6 +15,7 @@ from sklearn.utils import check_random_state
 from sparsefs._kernels import knockoffs as _kernel
 from sparsefs._kernels.graphs import duplicate_column_groups
 from sparsefs.base import BaseSelector
+from sparsefs.exceptions import KnockoffModelWarning
 from sparsefs.selection._error_control import _resolve_estimator, _scores_of
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 from sparsefs.utils._threads import one_blas_thread
@@ -24,6 +26,20 @@ __all__ = ["KnockoffSelector"]
 #: to ``ALPHA_EPS * lambda_max``, geometric
 N_ALPHAS = 10
 ALPHA_EPS = 0.05
+
+#: the model check (``covariance="auto"`` and the warning): rows needed to split, the
+#: z-score from which a held-out residual counts as real, the share of the held-out residual
+#: of the spiked model that the Ledoit-Wolf model must remove to replace it, and the share of
+#: the features' correlation energy missed from which the fit warns
+CHECK_MIN_ROWS = 20
+CHECK_Z = 3.0
+CHECK_SWITCH = 0.75
+CHECK_WARN_FRACTION = 0.25
+#: the share of the correlation energy the knockoffs may miss on held-out rows: above it,
+#: ``s`` is scaled by ``sqrt(CHECK_TOLERATED / fraction)`` (the residual is proportional
+#: to s^2), never below ``CHECK_MIN_S_SCALE`` of the model's ``s``
+CHECK_TOLERATED = 0.1
+CHECK_MIN_S_SCALE = 0.2
 
 
 def _response(y_idx: np.ndarray) -> np.ndarray:
@@ -120,7 +136,7 @@ class KnockoffSelector(BaseSelector):
     correlation is estimated as :math:`\hat\Sigma = \sigma^2 I + U \Lambda U^\top`, a scalar
     identity plus a rank-:math:`r \le n` term, either by
 
-    * ``covariance="spiked"`` (default): a factor (spiked) model. Sample eigenvalues above the
+    * ``covariance="spiked"``: a factor (spiked) model. Sample eigenvalues above the
       Marchenko-Pastur edge :math:`\sigma^2(1 + \sqrt{p/n})^2` are de-biased to their
       population spikes and shrunk for the error of their eigenvectors (Donoho, Gavish &
       Johnstone 2018); the rest is noise :math:`\sigma^2`. With independent features this is
@@ -129,6 +145,24 @@ class KnockoffSelector(BaseSelector):
       :math:`(1-\delta)S + \delta I`. When p >> n it keeps much of the inflated sample
       eigenvalues, so the knockoffs copy the observed rows (in-sample correlation of a feature
       with its knockoff far above the intended :math:`1 - s`) and the filter loses power.
+
+    or ``covariance="auto"`` (default), which chooses between the two by a **model check**:
+    valid knockoffs satisfy :math:`\mathrm{Cov}(\tilde z_j, z_k) = \mathrm{Cov}(z_j, z_k)` for
+    :math:`j \ne k`, and a model that misses part of the correlation (a low-rank model of
+    banded or AR(1) correlation) breaks it, so that a null feature correlated with a true one
+    beats its knockoff more often than not and the FDR exceeds q. Each candidate is fitted on
+    a random half of the rows and its knockoffs drawn for the other half, where
+    :math:`\frac1p\sum_{j \ne k}\mathrm{Cov}(z_j - \tilde z_j, z_k)^2` is estimated without
+    bias beside the features' own correlation energy
+    :math:`\frac1p\sum_{j \ne k}\mathrm{Cov}(z_j, z_k)^2`
+    (:func:`sparsefs._kernels.knockoffs.knockoff_residual`; ``model_check_``). The spiked
+    model is kept unless its residual is significant (z > 3) and the Ledoit-Wolf model's is
+    below 3/4 of it. When the chosen model still misses more than 10% of the correlation
+    energy, :math:`s` is scaled by :math:`\sqrt{0.1/\text{missed}}` (at least 0.2; the
+    residual scales with :math:`s^2`: knockoffs closer to their features miss less, and find
+    less), and above 25% a :class:`~sparsefs.exceptions.KnockoffModelWarning` says that the
+    FDR may exceed q. A known correlation (or covariance) matrix may be passed instead
+    (``covariance=Sigma``): exact knockoffs, the model-X setting proper.
 
     Equicorrelated Gaussian knockoffs (:math:`s = \min(2\lambda_{\min}(\hat\Sigma), 1)`) are
     then drawn with the Woodbury identity in O(n p r) time and memory, never forming a p x p
@@ -155,10 +189,13 @@ class KnockoffSelector(BaseSelector):
         Knockoff draws; more than one aggregates them by e-values.
     fdr_per_draw : float in (0, 1) or None, default=None
         :math:`q_{kn}` of each draw when ``n_draws > 1``; ``None``: ``fdr / 2``.
-    covariance : {"spiked", "ledoit_wolf"} or float in (0, 1], default="spiked"
-        The correlation estimate the knockoffs are drawn from (see above): the de-biased
-        spiked factor model, Ledoit-Wolf linear shrinkage, or linear shrinkage with this
-        :math:`\delta`.
+    covariance : {"auto", "spiked", "ledoit_wolf"}, float or array-like, default="auto"
+        The correlation estimate the knockoffs are drawn from (see above): chosen by the
+        model check, the de-biased spiked factor model, Ledoit-Wolf linear shrinkage, linear
+        shrinkage with this :math:`\delta` in (0, 1], or the known correlation / covariance
+        matrix of the features, shape (n_features, n_features) (exact knockoffs). Every
+        fitted model is checked on held-out rows
+        (``model_check_``; the scaling of :math:`s` and the warning apply to all).
     alpha : float or None, default=None
         The lasso penalty of ``"lasso_coef_diff"`` (on standardised columns); ``None``:
         cross-validated on a grid of 10 penalties.
@@ -189,7 +226,17 @@ class KnockoffSelector(BaseSelector):
     n_components_ : int
         Rank :math:`r` of the low-rank part of :math:`\hat\Sigma`.
     knockoff_s_ : float
-        :math:`s`; the correlation of a feature with its knockoff is :math:`1 - s`.
+        :math:`s` (after ``s_scale_``); the correlation of a feature with its knockoff is
+        :math:`1 - s`.
+    covariance_ : str
+        The model used: ``"spiked"``, ``"ledoit_wolf"``, ``"shrinkage"`` (a float
+        ``covariance``) or ``"given"`` (a matrix); None when no column varies.
+    model_check_ : dict of str to sparsefs._kernels.knockoffs.ResidualCheck
+        The held-out model check of every candidate model (``excess``, ``energy``,
+        ``fraction``: the share of the correlation energy the knockoffs miss, ``z``); empty
+        with fewer than 20 rows.
+    s_scale_ : float
+        The factor applied to the model's :math:`s` (1: none).
     lasso_alphas_ : ndarray of shape (n_draws,) or None
         The penalties used by ``"lasso_coef_diff"``.
     scores_ : ndarray of shape (n_features_in_,)
@@ -251,7 +298,8 @@ class KnockoffSelector(BaseSelector):
         "offset": [Interval(Integral, 0, 1, closed="both")],
         "n_draws": [Interval(Integral, 1, None, closed="left")],
         "fdr_per_draw": [Interval(Real, 0, 1, closed="neither"), None],
-        "covariance": [StrOptions({"spiked", "ledoit_wolf"}), Interval(Real, 0, 1, closed="right")],
+        "covariance": [StrOptions({"auto", "spiked", "ledoit_wolf"}),
+                       Interval(Real, 0, 1, closed="right"), "array-like"],
         "alpha": [Interval(Real, 0, None, closed="neither"), None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
@@ -286,7 +334,7 @@ class KnockoffSelector(BaseSelector):
         offset=1,
         n_draws=1,
         fdr_per_draw=None,
-        covariance="spiked",
+        covariance="auto",
         alpha=None,
         cv=5,
         n_features_to_select=None,
@@ -349,6 +397,80 @@ class KnockoffSelector(BaseSelector):
             W[m] = np.where(swap, -w, w)
         return W, alphas
 
+    def _fit_named(self, name, Z):
+        """The correlation model ``name`` ("spiked", "ledoit_wolf", "shrinkage") fitted on Z."""
+        if name == "spiked":
+            return _kernel.fit_spiked_model(Z)
+        return _kernel.fit_knockoff_model(Z, self.covariance if name == "shrinkage" else None)
+
+    def _knockoff_model(self, Z, varying, gen):
+        """The knockoff model of the standardised columns ``Z`` (the ``varying`` ones of X),
+        the name of the model used and the model check of every candidate.
+
+        The check (:func:`sparsefs._kernels.knockoffs.knockoff_residual`) runs on its own
+        generator spawned from ``gen`` (the knockoff draws of the fit are those of ``gen``
+        whatever it does). A fitted model is checked on rows it was not fitted on: it is
+        fitted on a random half of the rows, checked on the other half; a given correlation
+        matrix is checked on every row. ``"auto"`` fits the spiked model unless its check is
+        significant (z > CHECK_Z) and the Ledoit-Wolf model leaves less than CHECK_SWITCH of
+        its residual; the chosen model is then fitted on every row.
+        """
+        checker = gen.spawn(1)[0]
+        cov = self.covariance
+        if not isinstance(cov, (str, Real)):
+            corr = np.asarray(cov, dtype=np.float64)
+            p_in = self.n_features_in_
+            if corr.shape != (p_in, p_in):
+                raise ValueError(f"covariance has shape {corr.shape}; a matrix must be "
+                                 f"n_features x n_features = ({p_in}, {p_in}).")
+            if not np.all(np.isfinite(corr)) or np.any(np.diag(corr) <= 0):
+                raise ValueError("covariance must be finite with a positive diagonal.")
+            corr = corr[np.ix_(varying, varying)]
+            scale = np.sqrt(np.diag(corr))
+            model = _kernel.model_from_correlation(corr / np.outer(scale, scale))
+            self.s_scale_ = 1.0
+            return model, "given", {"given": _kernel.knockoff_residual(model, Z, checker)}
+        if isinstance(cov, str):
+            names = ["spiked", "ledoit_wolf"] if cov == "auto" else [cov]
+        else:
+            names = ["shrinkage"]
+        n = Z.shape[0]
+        checks = {}
+        if n >= CHECK_MIN_ROWS:
+            order = checker.permutation(n)
+            fit_rows, held_out = order[: n // 2], order[n // 2:]
+            Za, _, _ = _kernel.standardize(Z[fit_rows])
+            for name in names:
+                checks[name] = _kernel.knockoff_residual(self._fit_named(name, Za),
+                                                         Z[held_out], checker)
+        chosen = names[0]
+        if cov == "auto" and checks and checks["spiked"].z > CHECK_Z and (
+                checks["ledoit_wolf"].excess < CHECK_SWITCH * checks["spiked"].excess):
+            chosen = "ledoit_wolf"
+        model = self._fit_named(chosen, Z)
+        check = checks.get(chosen)
+        self.s_scale_ = 1.0
+        if check is not None and check.z > CHECK_Z and check.fraction > CHECK_TOLERATED:
+            # the missed covariances Cov(z_j - z~_j, z_k) = s (Sigma^-1 Sigma_true)_jk scale
+            # with s: knockoffs closer to their features miss less (and find less)
+            self.s_scale_ = max(math.sqrt(CHECK_TOLERATED / check.fraction), CHECK_MIN_S_SCALE)
+            model = dataclasses.replace(model, s=model.s * self.s_scale_)
+        return model, chosen, checks
+
+    def _warn_model(self):
+        check = self.model_check_.get(self.covariance_)
+        if check is None or check.z <= CHECK_Z or check.fraction <= CHECK_WARN_FRACTION:
+            return
+        warnings.warn(
+            f"KnockoffSelector: the {self.covariance_!r} correlation model misses "
+            f"{check.fraction:.0%} of the features' correlation on held-out rows (model_check_; "
+            f"z = {check.z:.1f}): a null feature correlated with a true one may beat its "
+            f"knockoff more often than not. s was scaled by {self.s_scale_:.2f} to compensate "
+            "(less power); the FDR guarantee is approximate. Pass the known correlation "
+            "matrix (covariance=...) if there is one, or use ErrorControlSelector.",
+            KnockoffModelWarning, stacklevel=4,
+        )
+
     @one_blas_thread  # n x n eigen-solves, thin GEMMs, coordinate descent: one thread wins
     def _fit(self, X, y_idx):
         p = X.shape[1]
@@ -385,13 +507,10 @@ class KnockoffSelector(BaseSelector):
         pv = varying.shape[0]
         W = np.zeros((self.n_draws, p))
         alphas = np.zeros(self.n_draws)
-        model = None
+        model, self.covariance_, self.model_check_, self.s_scale_ = None, None, {}, 1.0
         if pv:
-            if isinstance(self.covariance, str) and self.covariance == "spiked":
-                model = _kernel.fit_spiked_model(Z)
-            else:
-                delta = None if isinstance(self.covariance, str) else self.covariance
-                model = _kernel.fit_knockoff_model(Z, delta)
+            model, self.covariance_, self.model_check_ = self._knockoff_model(Z, varying, gen)
+            self._warn_model()
             W[:, varying], alphas = self._statistics(Z, y_idx, model, statistic, rng, gen)
         thresholds = np.array([_kernel.knockoff_threshold(w, q_draw, self.offset) for w in W])
         n_positive = int(np.count_nonzero(W > 0, axis=1).max())
