@@ -661,12 +661,13 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Candès, Fan, Janson & Lv, JRSS-B 80, 2018; Barber & Candès, Ann. Statist. "
         "43, 2015; Ren & Barber, JRSS-B 86, 2024",
-        summary="model-X knockoff filter: low-rank Ledoit-Wolf Gaussian knockoffs in O(npr) "
-        "(no p x p matrix), lasso or any-score statistics, knockoff+ threshold, e-value "
-        "derandomisation",
+        summary="model-X knockoff filter: Gaussian knockoffs in O(npr) (no p x p matrix) from "
+        "a correlation model checked on held-out rows (spiked or Ledoit-Wolf, or a known "
+        "matrix), Fisher-difference (class labels), lasso or any-score statistics, knockoff+ "
+        "threshold, e-value derandomisation",
         import_path="sparsefs.selection:KnockoffSelector",
         test_params=(
-            {"n_features_to_select": 2, "random_state": 0},
+            {"n_features_to_select": 2, "statistic": "lasso_coef_diff", "random_state": 0},
             {"statistic": "score_diff", "fdr": 0.5, "random_state": 0},
         ),
         targets=("classification", "regression", "survival"),

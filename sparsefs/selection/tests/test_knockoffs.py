@@ -37,10 +37,10 @@ def _monte_carlo(n_seeds, q=0.1, **params):
 
 
 def test_lasso_knockoffs_fdr_and_power_monte_carlo():
-    """Acceptance: n = 200, p = 500, 20 true features, 40 seeds, q = 0.1, the default lasso
+    """Acceptance: n = 200, p = 500, 20 true features, 40 seeds, q = 0.1, the lasso
     coefficient difference on spiked-model knockoffs: mean FDP <= q + 2 SE, mean power >= 0.5.
     Measured: mean FDP 0.089 (SE 0.016), mean power 0.80."""
-    mean, se, power = _monte_carlo(40)
+    mean, se, power = _monte_carlo(40, statistic="lasso_coef_diff")
     assert mean <= 0.1 + 2 * se, f"mean FDP {mean:.3f} (SE {se:.3f}), power {power:.2f}"
     assert power >= 0.5, f"mean power {power:.2f}"
 
@@ -71,10 +71,25 @@ def test_null_statistics_are_sign_symmetric_when_p_much_larger_than_n():
 
     pos, nonzero = null_signs(estimator=FisherScore())
     assert nonzero == 2990 and stats.binomtest(pos, nonzero).pvalue > 0.01, (pos, nonzero)
-    pos, nonzero = null_signs()
+    pos, nonzero = null_signs(statistic="lasso_coef_diff")
     assert nonzero >= 8 and pos >= 0.25 * nonzero, (pos, nonzero)
-    pos_lw, nonzero_lw = null_signs(covariance="ledoit_wolf")
+    pos_lw, nonzero_lw = null_signs(statistic="lasso_coef_diff", covariance="ledoit_wolf")
     assert nonzero_lw >= 5 and pos_lw < 0.25 * nonzero_lw, (pos_lw, nonzero_lw)
+
+
+def test_default_statistic_for_class_labels_is_the_fisher_difference(planted_small):
+    """Issue #33: for class labels the default statistic is the Fisher score difference
+    (the same statistics as estimator=FisherScore()); a continuous target keeps the lasso."""
+    X, y, _ = planted_small
+    default = KnockoffSelector(fdr=0.2, random_state=0).fit(X, y)
+    fisher = KnockoffSelector(FisherScore(), fdr=0.2, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(default.statistics_, fisher.statistics_)
+    assert default.lasso_alphas_ is None
+    target = X[:, :3].sum(axis=1) + np.random.default_rng(0).normal(size=X.shape[0])
+    with quiet_empty_selection(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        reg = KnockoffSelector(random_state=0, n_features_to_select=5).fit(X, target)
+    assert reg.lasso_alphas_ is not None
 
 
 def test_threshold_and_selection_are_knockoff_plus(planted_small):
@@ -115,7 +130,8 @@ def test_warns_when_too_few_positive_statistics():
     X, y = rng.normal(size=(50, 40)), np.arange(50) % 2
     with pytest.warns(UserWarning, match=r"fewer than ceil\(1/q\) = 20"), \
             quiet_empty_selection():
-        sel = KnockoffSelector(alpha=0.3, fdr=0.05, random_state=0).fit(X, y)
+        sel = KnockoffSelector(statistic="lasso_coef_diff", alpha=0.3, fdr=0.05,
+                               random_state=0).fit(X, y)
     assert (sel.statistics_ > 0).sum() < 20 and not sel.support_.any()
 
 
@@ -164,9 +180,10 @@ def test_no_p_by_p_allocation():
 
 def test_lasso_penalty_and_errors(planted_small):
     X, y, _ = planted_small
-    sel = KnockoffSelector(alpha=0.05, random_state=0, n_features_to_select=5).fit(X, y)
+    lasso = {"statistic": "lasso_coef_diff", "random_state": 0, "n_features_to_select": 5}
+    sel = KnockoffSelector(alpha=0.05, **lasso).fit(X, y)
     assert sel.lasso_alphas_.tolist() == [0.05]
-    cv = KnockoffSelector(random_state=0, n_features_to_select=5).fit(X, y)
+    cv = KnockoffSelector(**lasso).fit(X, y)
     assert cv.lasso_alphas_[0] > 0 and cv.n_components_ >= 0 and cv.knockoff_s_ == 1.0
     with pytest.raises(ValueError, match="statistic='score_diff' only"):
         KnockoffSelector(FisherScore(), statistic="lasso_coef_diff").fit(X, y)
