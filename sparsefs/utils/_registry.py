@@ -74,6 +74,12 @@ class MethodInfo:
         shown by ``sparsefs methods`` and in the note ``sparsefs select`` prints up front.
     slow_size : int or None
         ``n_samples * n_features`` from which ``sparsefs select`` prints that note.
+    fit_seconds : float or None
+        Seconds of one fit as ``sparsefs compare`` runs it by default (``rank`` mode,
+        ``n_features_to_select=80``, the method's other defaults) on one training fold of the
+        embedded default (142 x 500), measured on a quiet 2-core machine
+        (``benchmarks/bench_method_costs.py``). ``compare`` scales it by the data's size for its
+        up-front cost note and the first estimate of its progress bar.
     aliases : tuple of str
         Former stems, still accepted by :func:`get_method`.
     inputs : tuple of str
@@ -98,6 +104,7 @@ class MethodInfo:
     own_rule: str = ""
     cost: str = ""
     slow_size: int | None = None
+    fit_seconds: float | None = None
     aliases: tuple[str, ...] = ()
     kernel: str | None = None
     inputs: tuple[str, ...] = ("dense",)
@@ -125,6 +132,7 @@ class MethodInfo:
             "estimator": self.import_path.replace(":", "."),
             "own_rule": self.own_rule,
             "cost": self.cost,
+            "fit_seconds": self.fit_seconds,
             "aliases": list(self.aliases),
             "input": list(self.inputs),
         }
