@@ -180,7 +180,8 @@ class SparseKOSClassifier(BaseSelectingClassifier):
     cd_max_sweeps : int, default=10000
         Coordinate-descent sweep limit.
     random_state : int, RandomState instance or None, default=None
-        Shuffles the cross-validation folds; fixes them for reproducible tuning.
+        Shuffles the cross-validation folds (reproducibly for an int). ``None``: unshuffled
+        stratified folds, so two fits with the defaults give the same model.
     n_jobs : int or None, default=None
         Threads for the cross-validation: its (fold, :math:`\sigma^2`) warm paths are
         independent and run concurrently, each on one BLAS thread (the fit then holds the
@@ -601,8 +602,12 @@ class SparseKOSClassifier(BaseSelectingClassifier):
                 f"SparseKOSClassifier cannot cross-validate with cv={self.cv}: every class has "
                 "a single sample. Pass sigma2, ridge and alpha."
             )
+        # deterministic by default (scikit-learn's *CV convention): shuffled folds only with
+        # a random_state
+        shuffle = self.random_state is not None
         folds = StratifiedKFold(
-            n_splits=n_splits, shuffle=True, random_state=check_random_state(self.random_state)
+            n_splits=n_splits, shuffle=shuffle,
+            random_state=check_random_state(self.random_state) if shuffle else None,
         )
         width = max(len(v) for v in paths)
         wrong = np.zeros((len(paths), width))

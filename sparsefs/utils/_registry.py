@@ -512,6 +512,9 @@ _METHODS: tuple[MethodInfo, ...] = (
             {"selector": "fisher_score", "strategy": "one_vs_rest", "balance": "none",
              "n_features_to_select": 2},
             {"n_features_to_select": 2, "random_state": 0},  # SMBA-CSFS: SMBA per class
+            # SMOTE-balanced one-vs-rest that selects a subset (the scale tests see SMOTE)
+            {"selector": "fisher_score", "strategy": "one_vs_rest", "n_features_to_select": 2,
+             "random_state": 0},
         ),
         demo_params={"selector": "fisher_score", "strategy": "one_vs_rest"},
         own_rule="min(20, n_features) per class; the union of the per-class subsets",
@@ -531,6 +534,8 @@ _METHODS: tuple[MethodInfo, ...] = (
             {"selector": "fisher_score", "n_features_to_select": None, "random_state": 0},
             {"selector": "fisher_score", "n_features_to_select": 2, "balance": "none",
              "tie_rule": "restricted", "random_state": 0},
+            # SMOTE inside fit, with a selection smaller than the data (the scale tests)
+            {"selector": "fisher_score", "n_features_to_select": 2, "random_state": 0},
         ),
         demo_params={"selector": "fisher_score"},
         own_rule="min(20, n_features) per class; the union of the per-class subsets",

@@ -309,3 +309,18 @@ def test_verbose_shows_progress_and_changes_nothing(capsys, n_jobs):
     SparseKOSClassifier(verbose=1, sigma2_selection="kos", **kw).fit(Xtr, ytr)
     err = capsys.readouterr().err
     assert "sigma2 by KOS CV" in err and "lambda paths CV" in err
+
+
+def test_default_tuning_is_deterministic():
+    """Issue #31 row 10 (the same defect as SparseCenterClassifierCV's: folds shuffled by an
+    unseeded generator). Reference: two fits with random_state=None give the same CV curves
+    and weights (before the fix they differed), and random_state=0 still shuffles (other
+    folds, other CV curve on this design)."""
+    data = make_kos_rings(n_samples=90, random_state=1)
+    kw = {"sigma2_quantiles": (0.1, 0.3), "n_alphas": 4, "max_iter": 15}
+    a = SparseKOSClassifier(**kw).fit(data.X, data.y)
+    b = SparseKOSClassifier(**kw).fit(data.X, data.y)
+    np.testing.assert_array_equal(a.cv_errors_, b.cv_errors_)
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    c = SparseKOSClassifier(random_state=0, **kw).fit(data.X, data.y)
+    assert not np.array_equal(a.cv_errors_, c.cv_errors_)
