@@ -25,8 +25,9 @@ __all__ = ["REFERENCE_SIZE", "TaskProgress", "task_costs"]
 #: rows) of the embedded default data, 178 x 500.
 REFERENCE_SIZE = 142 * 500
 #: seconds of the downstream evaluation of one k with one estimator (linear SVM, naive Bayes,
-#: 5-NN, tree: about 4 ms each on a fold of the embedded default; quiet 2-core machine)
-EVAL_SECONDS = 0.004
+#: 5-NN, tree: 2.4 ms CPU on average on a fold of the embedded default,
+#: benchmarks/bench_method_costs.py)
+EVAL_SECONDS = 0.0025
 #: the cost of a method whose registry entry has no measurement
 UNKNOWN_FIT_SECONDS = 1.0
 

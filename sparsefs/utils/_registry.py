@@ -77,9 +77,10 @@ class MethodInfo:
     fit_seconds : float or None
         Seconds of one fit as ``sparsefs compare`` runs it by default (``rank`` mode,
         ``n_features_to_select=80``, the method's other defaults) on one training fold of the
-        embedded default (142 x 500), measured on a quiet 2-core machine
-        (``benchmarks/bench_method_costs.py``). ``compare`` scales it by the data's size for its
-        up-front cost note and the first estimate of its progress bar.
+        embedded default (142 x 500): CPU seconds on one BLAS thread, what a quiet machine's
+        wall time is (``benchmarks/bench_method_costs.py``). ``compare`` scales it by the
+        data's size for its up-front cost note and the first estimate of its progress bar;
+        None counts as 1 s.
     aliases : tuple of str
         Former stems, still accepted by :func:`get_method`.
     inputs : tuple of str
@@ -147,6 +148,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Duda, Hart & Stork, Pattern Classification, 2001; Gu, Li & Han, UAI 2011",
         summary="between- over within-class scatter per feature (rank-identical to ANOVA F)",
         import_path="sparsefs.selection:FisherScore",
+        fit_seconds=0.00024,
         inputs=("dense", "sparse", "dask"),
         test_params=({}, {"n_features_to_select": 2}, {"n_features_to_select": 0.5}),
         own_rule="features whose ANOVA F-test p-value passes Benjamini-Hochberg at fdr=0.05",
@@ -160,6 +162,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="l0-k-means: k-means on the top-s features by between-cluster sum of squares; "
         "s by the gap statistic",
         import_path="sparsefs.clustering:L0KMeans",
+        fit_seconds=0.046,
         inputs=("dense", "sparse", "dask"),
         test_params=(
             {"n_clusters": 3, "n_permutations": 2, "n_init": 2, "random_state": 0},
@@ -180,6 +183,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="l1 sparse k-means: soft-thresholded BCSS feature weights (exact); bound by the "
         "permutation gap",
         import_path="sparsefs.clustering:SparseKMeans",
+        fit_seconds=0.04,
         inputs=("dense", "sparse"),
         test_params=(
             {
@@ -208,6 +212,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="diagonal Gaussian mixture with l1-penalised means (EM); features with all means "
         "zero dropped; penalty by BIC",
         import_path="sparsefs.clustering:PenalizedGaussianMixture",
+        fit_seconds=0.098,
         test_params=(
             {"n_clusters": 3, "n_alphas": 5, "n_init": 2, "max_iter": 30, "random_state": 0},
             {"n_clusters": 3, "alpha": 0.5, "n_init": 2, "random_state": 0},
@@ -223,6 +228,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="class-margin projection with k-means pseudo-labels and an l2,p row penalty; "
         "features by row norms of W (matrix-free Lanczos W-step)",
         import_path="sparsefs.selection:UFCM",
+        fit_seconds=0.95,
         inputs=("dense", "sparse"),
         test_params=(
             {"n_clusters": 3, "n_restarts": 2, "max_iter": 10, "random_state": 0},
@@ -243,6 +249,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "option), features by row norms of C; exact reduced group-lasso solver (l1,2) or "
         "column-blocked Woodbury ADMM (l1)",
         import_path="sparsefs.selection:SMBA",
+        fit_seconds=0.056,
         inputs=("dense", "sparse", "dask"),
         test_params=(
             {"alpha": 5.0, "tol": 1e-6, "max_iter": 10000},
@@ -260,6 +267,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="nearest class mean (l2) or median (l1) with centers differing on exactly k "
         "features, chosen exactly by the per-feature gain; multiclass row-sparse extension",
         import_path="sparsefs.classification:SparseCenterClassifier",
+        fit_seconds=0.00024,
         inputs=("dense", "sparse", "dask"),
         test_params=(
             {},
@@ -278,6 +286,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="sparse l1/l2 center classifier with k chosen by stratified CV over a grid "
         "(one fit per fold: the ranking is nested in k)",
         import_path="sparsefs.classification:SparseCenterClassifierCV",
+        fit_seconds=0.0034,
         inputs=("dense", "sparse"),
         test_params=({"cv": 3, "random_state": 0}, {"norm": "l1", "cv": 3, "random_state": 0}),
         own_rule="k chosen by stratified 5-fold CV over a grid of counts",
@@ -291,6 +300,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="locality preserving power of each feature on the kNN sample graph "
         "(raw score lower-is-better, kept as laplacian_scores_)",
         import_path="sparsefs.selection:LaplacianScore",
+        fit_seconds=0.0058,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "affinity": "binary", "n_neighbors": 3}),
         own_rule="the best 10 % (the paper defines no count)",
@@ -304,6 +314,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="spectral feature selection: phi1/phi2/phi3 of each normalised feature on the "
         "normalised graph Laplacian",
         import_path="sparsefs.selection:SPEC",
+        fit_seconds=0.0023,
         inputs=("dense", "sparse"),
         test_params=(
             {},
@@ -320,6 +331,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="multi-cluster feature selection: spectral embedding, LARS per eigenvector, "
         "score max over k of abs(a_kj)",
         import_path="sparsefs.selection:MCFS",
+        fit_seconds=0.06,
         test_params=({"n_clusters": 2}, {"n_features_to_select": 2, "n_clusters": 2}),
         own_rule="the best 10 % (the paper defines no count)",
         inputs=("dense", "sparse"),
@@ -333,6 +345,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="local discriminative scatter + l2,1 penalty on an orthonormal W, "
         "re-weighted eigen-iteration (Woodbury/Lanczos when d is large)",
         import_path="sparsefs.selection:UDFS",
+        fit_seconds=0.28,
         test_params=({"n_clusters": 2},),
         own_rule="the best 10 % (the l2,1 iteration zeroes no row)",
         inputs=("dense", "sparse"),
@@ -346,6 +359,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="nonnegative spectral cluster indicators + l2,1-regularised regression "
         "(n x n Woodbury solves)",
         import_path="sparsefs.selection:NDFS",
+        fit_seconds=0.053,
         test_params=({"n_clusters": 2, "n_init": 1, "max_iter": 100, "random_state": 0},),
         own_rule="the best 10 % (the l2,1 re-weighting zeroes no row)",
         inputs=("dense", "sparse"),
@@ -359,6 +373,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="nearest hits vs nearest misses per class (vectorised ReliefF, multiclass "
         "prior-weighted)",
         import_path="sparsefs.selection:ReliefF",
+        fit_seconds=0.022,
         inputs=("dense", "sparse"),
         test_params=(
             {},
@@ -375,6 +390,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="greedy max relevance, min redundancy (MID/MIQ by discretised or KSG mutual "
         "information; FCD/FCQ by F statistic and correlation)",
         import_path="sparsefs.selection:MRMR",
+        fit_seconds=0.087,
         test_params=(
             {"n_features_to_select": 2},
             {"n_features_to_select": 2, "criterion": "fcq"},
@@ -395,6 +411,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="nearest-neighbour (KSG) mutual information with the classes (numba kernel, "
         "equal to scikit-learn's mutual_info_classif)",
         import_path="sparsefs.selection:MutualInfo",
+        fit_seconds=0.012,
         test_params=({"n_features_to_select": 2, "random_state": 0},),
         own_rule="features with a positive estimate, threshold=0 (about half on pure noise)",
     ),
@@ -408,6 +425,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "keep k features",
         inputs=("dense", "sparse"),
         import_path="sparsefs.selection:LassoSelector",
+        fit_seconds=0.52,
         test_params=({"n_features_to_select": 2, "max_iter": 300},),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
@@ -421,6 +439,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "keep k features",
         inputs=("dense", "sparse"),
         import_path="sparsefs.selection:ElasticNetSelector",
+        fit_seconds=0.19,
         test_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3, "max_iter": 300},),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
@@ -432,6 +451,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Nie, Huang, Cai & Ding, NIPS 2010",
         summary="l2,1 loss + l2,1 penalty on one-hot classes, reweighting in n x n (dual) form",
         import_path="sparsefs.selection:RFS",
+        fit_seconds=0.042,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.3, "tol": 1e-3}),
         own_rule="the rows of W above 1e-6 of the largest norm at alpha=0.5",
@@ -444,6 +464,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Obozinski, Taskar & Jordan, Stat. Comput. 2010; Liu, Ji & Ye, UAI 2009",
         summary="least squares on one-hot classes + l2,1 penalty (accelerated proximal gradient)",
         import_path="sparsefs.selection:LsL21",
+        fit_seconds=0.0036,
         inputs=("dense", "sparse"),
         test_params=({"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300},),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
@@ -456,6 +477,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Liu, Ji & Ye, UAI 2009",
         summary="multinomial logistic loss + l2,1 penalty (accelerated proximal gradient)",
         import_path="sparsefs.selection:LlL21",
+        fit_seconds=0.013,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300}),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
@@ -469,6 +491,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="kernel optimal scoring with l1-penalised Gaussian-kernel feature weights "
         "(non-linear, multiclass; sigma2 -> gamma -> lambda tuned as in the paper)",
         import_path="sparsefs.classification:SparseKOSClassifier",
+        fit_seconds=3.9,
         test_params=(
             {"sigma2": 1.0, "ridge": 0.1, "alpha": 1e-3, "n_alphas": 3, "max_iter": 20},
             {"sigma2": 1.0, "ridge": 0.1, "alpha": 0.0},
@@ -492,6 +515,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "most k features: exact sorting solution (Bernoulli), convex bound with a certified "
         "duality gap (multinomial)",
         import_path="sparsefs.classification:SparseNaiveBayes",
+        fit_seconds=0.00029,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.5, "fit_prior": False}),
         own_rule="min(10, n_features) features",
@@ -506,6 +530,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="one feature subset per class: a selector on each class's rows (SMBA-CSFS) or "
         "on SMOTE-balanced one-vs-rest labels (GF-CSFS); union of the per-class top-m",
         import_path="sparsefs.selection:ClassSpecificSelector",
+        fit_seconds=0.068,
         inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
         test_params=(
             {"selector": "fisher_score", "strategy": "one_vs_rest", "random_state": 0},
@@ -529,6 +554,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="SMBA-CSFS / GF-CSFS ensemble: one linear SVM per class on its own top-m "
         "features (trained on all classes, SMOTE inside fit), combined by the claim/vote rule",
         import_path="sparsefs.classification:ClassSpecificEnsembleClassifier",
+        fit_seconds=0.081,
         inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
         test_params=(
             {"selector": "fisher_score", "n_features_to_select": None, "random_state": 0},
@@ -552,6 +578,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "PFER bound, Nogueira stability index with CI",
         inputs=("dense", "sparse"),  # sparse when its estimator takes it (the default lasso does)
         import_path="sparsefs.selection:StabilitySelector",
+        fit_seconds=0.53,
         test_params=(
             {"estimator": EstimatorParam("sparsefs.selection:FisherScore",
                                          {"n_features_to_select": 0.75}),
@@ -579,6 +606,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "stratified label permutations of an estimator's scores), then BH / BY (FDR) or "
         "Holm / Bonferroni / max-T (FWER)",
         import_path="sparsefs.selection:ErrorControlSelector",
+        fit_seconds=0.001,
         inputs=("dense", "sparse"),
         test_params=(
             {},
@@ -604,6 +632,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "(no p x p matrix), lasso or any-score statistics, knockoff+ threshold, e-value "
         "derandomisation",
         import_path="sparsefs.selection:KnockoffSelector",
+        fit_seconds=0.093,
         test_params=(
             {"n_features_to_select": 2, "random_state": 0},
             {"statistic": "score_diff", "fdr": 0.5, "random_state": 0},
