@@ -24,7 +24,7 @@ from _bench import BenchRun, bench_parser, emit_json, print_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sparsefs.cli.tests.test_issue31 import _refusals  # noqa: E402
+from sparsefs.cli.tests.test_issue31 import _refusals
 
 TARGET_S = 0.5
 

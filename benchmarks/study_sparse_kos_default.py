@@ -25,20 +25,20 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import ast  # noqa: E402
-import dataclasses  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import ast
+import dataclasses
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
 
-from sparsefs.harness import MethodSpec, ReproductionSpec, Results, run  # noqa: E402
-from sparsefs.harness._claims import evaluate_claims  # noqa: E402
+from sparsefs.harness import MethodSpec, ReproductionSpec, Results, run
+from sparsefs.harness._claims import evaluate_claims
 
 REPO = Path(__file__).resolve().parents[1]
 STORED = REPO / "docs" / "reproductions" / "sparse_kos"
@@ -123,7 +123,7 @@ def _checks(candidate: dict) -> list[dict]:
                 warnings.simplefilter("ignore")
                 try:
                     check(type(est).__name__, clone(est))
-                except Exception as exc:  # noqa: BLE001 - SkipTest and the like are reported
+                except Exception as exc:
                     if type(exc).__name__ != "SkipTest":
                         raise
         rows.append({"tuning": name, "check_estimator_cpu_s": time.process_time() - c0,
