@@ -255,7 +255,9 @@ class SparseKOSClassifier(BaseSelectingClassifier):
     packages sparseKOS / biClassify are listed in ``docs/methods/sparse_kos.md``. The estimator
     keeps the standardised training columns with nonzero weight (a kernel method predicts from
     them). Cost: :math:`O(n^2 p)` per kernel and Jacobian (GEMMs), :math:`O(n^3)` per closed
-    form, :math:`O(p^2)` per coordinate-descent sweep; memory :math:`O(n^2)`. When at most
+    form, :math:`O(\min(p^2, nqp))` per coordinate-descent sweep (the weight model's
+    :math:`Q` is kept factored when :math:`p > nq`, as on microarrays); memory
+    :math:`O(n^2 + nqp)`. When at most
     3/4 of the rows are distinct on the features with :math:`w_l \ne 0` (integer-coded or
     few remaining features), the kernel is kept as the kernel of the distinct rows and the
     closed form solved at that size, exactly

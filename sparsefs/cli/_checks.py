@@ -57,6 +57,7 @@ __all__ = [
     "parse_train_size",
     "plan_export",
     "plan_select",
+    "resolve_data",
     "select_check",
 ]
 
@@ -338,6 +339,18 @@ def locate_data(text: str, *, flag: str = "DATA") -> DataRef:
     raise CLIError(
         f"no such data file: {text!r}{hint}; give a data file, a benchmark name such as "
         "ALLAML, 'default' or a make_* generator")
+
+
+def resolve_data(text: str) -> str:
+    """Turn a DATA argument into what :meth:`DataSpec.from_string` reads, the same way for
+    ``select``, ``compare`` and ``export`` (:func:`locate_data`, no heavy import). Anything not
+    found is returned unchanged (and reported as missing when loaded); a benchmark name as its
+    canonical name even without a local copy."""
+    try:
+        return locate_data(text).resolved
+    except CLIError:
+        name = benchmark_name(text)
+        return text if name is None else name
 
 
 def benchmark_name(text: str) -> str | None:

@@ -21,7 +21,6 @@ __all__ = [
     "notes",
     "print_table",
     "progress_enabled",
-    "resolve_data",
     "terminate_cleanly",
 ]
 
@@ -48,20 +47,6 @@ def progress_enabled(args: argparse.Namespace) -> bool:
     if args.progress is not None:
         return bool(args.progress)
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
-
-
-def resolve_data(text: str) -> str:
-    """Turn a DATA argument into what :meth:`DataSpec.from_string` reads, the same way for
-    ``select``, ``compare`` and ``export`` (:func:`sparsefs.cli._checks.locate_data`; no heavy
-    import). Anything not found is returned unchanged (and reported as missing when loaded).
-    """
-    from sparsefs.cli._checks import benchmark_name, locate_data
-
-    try:
-        return locate_data(text).resolved
-    except CLIError:
-        name = benchmark_name(text)
-        return text if name is None else name  # a benchmark set not available locally
 
 
 def print_table(header, rows) -> None:

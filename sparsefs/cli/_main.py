@@ -27,6 +27,7 @@ from sparsefs.cli._checks import (
     parse_count,
     parse_k,
     parse_seed,
+    resolve_data,
 )
 from sparsefs.cli._common import (
     DEFAULT_DATA,
@@ -35,7 +36,6 @@ from sparsefs.cli._common import (
     emit_note,
     notes,
     progress_enabled,
-    resolve_data,
     terminate_cleanly,
 )
 from sparsefs.cli._common import print_table as _print_table
