@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from sparsefs.harness import MethodSpec, ReproductionSpec, Results, run
-from sparsefs.harness._claims import evaluate_claims
+from sparsefs.harness._claims import _evaluate
+from sparsefs.harness._results import Reproduction
 
 REPO = Path(__file__).resolve().parents[1]
 STORED = REPO / "docs" / "reproductions" / "sparse_kos"
@@ -139,6 +140,7 @@ def main() -> int:
     parser.add_argument("--no-allaml", action="store_true")
     parser.add_argument("--datasets", help="comma-separated data set labels")
     parser.add_argument("--out", help="write the JSON here too")
+    parser.add_argument("--save", help="a folder for the candidate's results (csv.gz)")
     args = parser.parse_args()
     candidate = ast.literal_eval(args.candidate)
     only = set(args.datasets.split(",")) if args.datasets else None
@@ -175,13 +177,23 @@ def main() -> int:
               f"{row['fit_s_paper_stored']:.2f} / {row['fit_s_candidate']:.2f}")
         print(f"  selection frequency per feature, paper:     {row['freq_paper']}")
         print(f"  selection frequency per feature, candidate: {row['freq_candidate']}")
+    if args.save:
+        for res in results:
+            res.save(Path(args.save) / f"{res.meta['experiment']}.csv.gz")
     verdicts = []
     if results and not args.quick:
-        for claim in evaluate_claims(spec, results):
-            if claim.id in FEATURE_CLAIMS:
-                verdicts.append({"claim": claim.id, "verdict": claim.verdict,
-                                 "ours": claim.ours})
-                print(f"claim {claim.id}: {claim.verdict} ({claim.ours})")
+        stored = [Results.load(STORED / f"{r.meta['experiment']}.csv.gz") for r in results]
+        for name, res in (("paper", stored), ("candidate", results)):
+            repro = Reproduction(spec=spec, results=res)
+            for claim in spec.claims:
+                if claim.id not in FEATURE_CLAIMS:
+                    continue
+                if not any(claim.args.get("experiment") == r.meta["experiment"] for r in res):
+                    continue
+                row = _evaluate(claim, repro)
+                verdicts.append({"tuning": name, "claim": claim.id, "verdict": row.verdict,
+                                 "ours": row.ours})
+                print(f"claim {claim.id} ({name}): {row.verdict} ({row.ours})")
     allaml = [] if args.no_allaml else _allaml(candidate)
     for r in allaml:
         print(f"ALLAML {r['tuning']}: {r['cpu_s']:.1f} CPU s ({r['wall_s']:.1f} s wall), "

@@ -50,8 +50,8 @@ def gaussian_design(seed, n=200, p=500, k=20, shift=0.5, rho=0.0, block=10):
 def quiet_empty_selection(*more):
     """Asserts that the only warnings are the empty-selection one, where it is the expected
     outcome, and ``more`` (category, pattern) pairs."""
-    with expected_warnings((NoFeatureSelectedWarning, "selected no feature"), *more):
-        yield
+    with expected_warnings((NoFeatureSelectedWarning, "selected no feature"), *more) as caught:
+        yield caught
 
 
 #: the permutation floor: 1/(B+1) above BH's first threshold (the tests' B on purpose)
