@@ -91,7 +91,7 @@ def _allaml(candidate: dict) -> list[dict]:
         print(f"ALLAML skipped: {exc}", file=sys.stderr)
         return []
     rows, supports = [], {}
-    for name, params in (("paper", {}), ("candidate", candidate)):
+    for name, params in (("paper", {"sigma2_selection": "joint"}), ("candidate", candidate)):
         c0, w0 = time.process_time(), time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -489,7 +489,8 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Lapanowski & Gaynanova, AISTATS 2019",
         summary="kernel optimal scoring with l1-penalised Gaussian-kernel feature weights "
-        "(non-linear, multiclass; sigma2 -> gamma -> lambda tuned as in the paper)",
+        "(non-linear, multiclass; sigma2 -> gamma -> lambda tuned by CV, the paper's joint "
+        "tuning with sigma2_selection=\"joint\")",
         import_path="sparsefs.classification:SparseKOSClassifier",
         fit_seconds=3.9,
         test_params=(
