@@ -633,18 +633,52 @@ def error_rule(args: argparse.Namespace) -> tuple[str, float] | None:
     return None
 
 
+#: The methods that take ``groups`` (donor labels) in ``fit``: the trust layer.
+GROUPS_METHODS = ("error_control", "stability")
+
+
+@select_check
+def _check_outcome(plan: SelectPlan) -> None:
+    """--time/--event (a survival outcome), --continuous and --groups (issues #30, #32)."""
+    args = plan.args
+    time_col, event_col = getattr(args, "time", None), getattr(args, "event", None)
+    if (time_col is None) != (event_col is None):
+        raise CLIError("--time and --event: a survival outcome needs both columns")
+    if time_col is not None and args.target is not None:
+        raise CLIError("--target with --time/--event: give the label or outcome column, or the "
+                       "two survival columns, not both")
+    if getattr(args, "continuous", False):
+        if time_col is not None:
+            raise CLIError("--continuous reads --target as numbers; a survival outcome "
+                           "(--time/--event) goes without it")
+        if args.target is None:
+            raise CLIError("--continuous reads --target as a continuous outcome: name the "
+                           "column with --target")
+    groups = getattr(args, "groups", None)
+    if groups is not None and plan.data.kind == "file" and not (
+            plan.method.stem in GROUPS_METHODS or getattr(args, "stability", None) is not None
+            or error_rule(args) is not None):
+        raise CLIError(
+            f"--groups {groups}: {plan.method.name} does not use groups; they make p-values, "
+            "q-values and stability frequencies donor-level: add --fdr/--fwer or --stability, "
+            "or use -m error_control / -m stability")
+
+
 @select_check
 def _check_labels(plan: SelectPlan) -> None:
     args, data = plan.args, plan.data
-    if data.kind != "file" and (args.target or args.transpose):
-        raise CLIError(f"{args.data}: --target and --transpose apply to data files only")
+    time_col, groups = getattr(args, "time", None), getattr(args, "groups", None)
+    if data.kind != "file" and (args.target or args.transpose or time_col or groups):
+        raise CLIError(f"{args.data}: --target, --time/--event, --transpose and --groups apply "
+                       "to data files only")
     if data.extension == ".h5ad" and args.transpose:
         raise CLIError(f"{args.data}: --transpose does not apply to .h5ad files (AnnData is "
                        "already samples x features)")
-    if plan.uses_labels and not data.has_labels_inside and not args.target:
+    if plan.uses_labels and not data.has_labels_inside and not args.target and not time_col:
         why = (f"{plan.method.name} is supervised" if plan.method.supervision == "supervised"
                else "--fdr/--fwer permute the labels")
-        raise CLIError(f"{why}: name the label column of {args.data} with --target")
+        raise CLIError(f"{why}: name the label column of {args.data} with --target (or the "
+                       "survival columns with --time and --event)")
 
 
 @select_check

@@ -36,11 +36,13 @@ _RESULT_FILES = ("results.csv", "results.meta.json", "report.md")
 EVERY = "every"
 #: The harness's downstream estimators and metrics (``sparsefs.harness._spec``; a test keeps
 #: them equal), for checks before the harness is imported.
-ESTIMATORS = ("svm", "nb", "knn", "tree", "self", "kmeans")
+ESTIMATORS = ("svm", "nb", "knn", "tree", "self", "kmeans", "ridge", "cox")
 METRICS = {
     "supervised": ("accuracy", "error", "precision_macro", "recall_macro", "f1_macro",
                    "roc_auc"),
     "unsupervised": ("acc", "nmi"),
+    "regression": ("r2", "rmse"),
+    "survival": ("c_index",),
 }
 
 
@@ -58,8 +60,22 @@ def add_parsers(sub: Any) -> None:
                    help="data file(s) (.mat/.csv/.tsv/.parquet/.npz/.h5ad), 'default' (the "
                    "embedded data), a benchmark name such as ALLAML or ALLAML.mat (found via "
                    "SPARSEFS_DATA) or a make_* generator; resolved as 'sparsefs select' does")
-    p.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
+    p.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad); a "
+                   "column of numbers with decimals is a continuous outcome (the regression "
+                   "protocol: ridge regression, R2 and RMSE)")
+    p.add_argument("--continuous", action="store_true",
+                   help="regression protocol with --target read as numbers even when they are "
+                   "whole numbers (ages, counts)")
+    p.add_argument("--time", metavar="COL", help="survival protocol (a ridge Cox model, "
+                   "Harrell's C-index, folds stratified on the event): the follow-up time "
+                   "column; with --event")
+    p.add_argument("--event", metavar="COL",
+                   help="the event column (1 / True = observed, 0 / False = censored)")
     p.add_argument("--transpose", action="store_true", help="the files are features x samples")
+    p.add_argument("--groups", metavar="COLUMN", default=None,
+                   help="column (CSV/TSV/Parquet), obs key (h5ad) or variable (.mat/.npz) with "
+                   "the group of every sample, e.g. the donor of every cell: every group stays "
+                   "whole in the folds (no donor in training and test at once)")
     p.add_argument("--methods", "-m", required=True,
                    help="comma-separated stems (see 'sparsefs methods'); 'every' for every "
                    "registered method; 'all' adds the all-features baseline (e.g. 'every,all')")
@@ -75,7 +91,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--train-size", type=parse_train_size, default=2 / 3,
                    help="training fraction for --cv split (default 2/3)")
     p.add_argument("--estimators", help="downstream estimators, comma-separated "
-                   "(default svm,nb,knn,tree; kmeans with --unsupervised); 'self' scores a "
+                   "(default svm,nb,knn,tree; kmeans with --unsupervised; ridge for a "
+                   "continuous outcome, cox for survival); 'self' scores a "
                    "classifier's own predictions, as the sparse center and class-specific "
                    "papers do (it implies --mode refit)")
     p.add_argument("--mode", choices=("rank", "refit", "own"), default=None,
@@ -147,7 +164,9 @@ def _compare_command(args: argparse.Namespace) -> str:
     """The ``sparsefs compare`` command line that reproduces this run (for the report)."""
     parts = ["sparsefs", "compare", *args.data]
     for flag, value, default in (
-        ("--target", args.target, None), ("--methods", args.methods, None),
+        ("--target", args.target, None), ("--time", getattr(args, "time", None), None),
+        ("--event", getattr(args, "event", None), None),
+        ("--groups", getattr(args, "groups", None), None), ("--methods", args.methods, None),
         ("--k", args.k, "1:80"), ("--cv", args.cv, "5"), ("--repeats", args.repeats, 1),
         ("--train-size", args.train_size, 2 / 3), ("--estimators", args.estimators, None),
         ("--metrics", args.metrics, None), ("--runs", args.runs, 20),
@@ -157,6 +176,7 @@ def _compare_command(args: argparse.Namespace) -> str:
         if value is not None and value != default:
             parts += [flag, str(value)]
     for flag, on in (("--transpose", args.transpose), ("--unsupervised", args.unsupervised),
+                     ("--continuous", getattr(args, "continuous", False)),
                      ("--no-zscore", args.no_zscore), ("--smote", args.smote),
                      ("--stability", getattr(args, "stability", False))):
         if on:
@@ -270,6 +290,30 @@ class ComparePlan:
     mode: str | None
     data: list[Any] = field(default_factory=list)
     out: Path = Path()
+    #: from the flags; "supervised" with a --target of numbers with decimals becomes
+    #: "regression" once the data are read
+    protocol: str = "supervised"
+
+
+def compare_protocol(args: argparse.Namespace) -> str:
+    """The protocol the flags ask for: ``survival`` (--time/--event), ``regression``
+    (--continuous), ``unsupervised`` or ``supervised``; the outcome flags' combinations are
+    checked here."""
+    time_col, event_col = getattr(args, "time", None), getattr(args, "event", None)
+    continuous = getattr(args, "continuous", False)
+    if (time_col is None) != (event_col is None):
+        raise CLIError("--time and --event: a survival outcome needs both columns")
+    if time_col is not None:
+        if args.target or args.unsupervised or continuous:
+            raise CLIError("--time/--event (survival) go without --target, --continuous and "
+                           "--unsupervised")
+        return "survival"
+    if continuous:
+        if not args.target or args.unsupervised:
+            raise CLIError("--continuous reads --target as a continuous outcome: give --target, "
+                           "without --unsupervised")
+        return "regression"
+    return "unsupervised" if args.unsupervised else "supervised"
 
 
 def plan_compare(args: argparse.Namespace) -> ComparePlan:
@@ -278,7 +322,7 @@ def plan_compare(args: argparse.Namespace) -> ComparePlan:
     existing results need --force, never a file that is an input)."""
     from sparsefs.utils._registry import get_method, list_methods
 
-    protocol = "unsupervised" if args.unsupervised else "supervised"
+    protocol = compare_protocol(args)
     names = _split(args.methods)
     if not names:
         raise CLIError("--methods: give at least one stem (see 'sparsefs methods')")
@@ -302,13 +346,19 @@ def plan_compare(args: argparse.Namespace) -> ComparePlan:
         raise CLIError("--unsupervised evaluates with k-means only: --estimators kmeans (the "
                        "default)")
     metrics = _split(args.metrics)
+    # a --target may turn out continuous (the regression protocol): checked again after reading
+    known = METRICS[protocol] + (METRICS["regression"] if protocol == "supervised"
+                                 and args.target else ())
     for m in metrics or ():
-        if m not in METRICS[protocol]:
+        if m not in known:
             raise CLIError(f"--metrics {m!r}: the {protocol} protocol computes "
                            f"{', '.join(METRICS[protocol])}")
-    if args.cv == "none" and protocol == "supervised":
-        raise CLIError("--cv none: the supervised protocol needs held-out rows; give a number "
+    if args.cv == "none" and protocol != "unsupervised":
+        raise CLIError(f"--cv none: the {protocol} protocol needs held-out rows; give a number "
                        "of folds, 'split', or add --unsupervised")
+    if getattr(args, "smote", False) and protocol in ("regression", "survival"):
+        raise CLIError("--smote oversamples classes; it has no place with a continuous or "
+                       "survival outcome")
     mode = args.mode
     if mode is None and estimators and "self" in estimators:
         mode = "refit"  # a method's own predictions need one fit per k
@@ -316,12 +366,18 @@ def plan_compare(args: argparse.Namespace) -> ComparePlan:
     for ref in refs:
         if ref.kind != "file" and (args.target or args.transpose):
             raise CLIError(f"{ref.argument}: --target and --transpose apply to data files only")
+        if ref.kind != "file" and getattr(args, "time", None) is not None:
+            raise CLIError(f"{ref.argument}: --time/--event name columns of a data file")
+        if ref.kind != "file" and getattr(args, "groups", None):
+            raise CLIError(f"{ref.argument}: --groups names a column of a data file (a "
+                           "generator's groups, e.g. make_multi_donor_counts's donors, are "
+                           "used without it)")
     out = Path(args.out)
     plan = OutputPlan(inputs=[r.path for r in refs if r.path is not None], force=args.force)
     names_out = [*_RESULT_FILES, *(["results.parquet"] if args.parquet else [])]
     plan.add_folder("--out", out, names_out, patterns=("*.png",))
     return ComparePlan(methods=methods, estimators=estimators, metrics=metrics, mode=mode,
-                       data=refs, out=out)
+                       data=refs, out=out, protocol=protocol)
 
 
 def _check_k(spec, k_text: str, datasets) -> None:
@@ -394,7 +450,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from sparsefs.harness._costs import task_costs
     from sparsefs.utils import get_method
 
-    protocol = "unsupervised" if args.unsupervised else "supervised"
+    protocol = plan.protocol
     methods = []
     for m in (MethodSpec.from_value(n) for n in plan.methods):
         if m.stem and plan.mode is not None:
@@ -410,9 +466,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
     datasets = []
     for ref in plan.data:
         d = DataSpec.from_string(ref.resolved)
-        if d.path is not None and (args.target or args.transpose):
-            d = DataSpec(path=d.path, target=args.target, transpose=args.transpose)
+        if d.path is not None and (args.target or args.transpose or args.time or args.groups):
+            d = DataSpec(path=d.path, target=args.target, transpose=args.transpose,
+                         time=args.time, event=args.event, groups=args.groups)
         datasets.append(d)
+    if protocol == "supervised" and args.target and datasets[0].path is not None:
+        # a --target of numbers with decimals is a continuous outcome: the regression protocol
+        from sklearn.utils.multiclass import type_of_target
+
+        first = load_dataset(datasets[0], seed=args.seed)
+        if first.y is not None and type_of_target(first.y) == "continuous":
+            protocol = "regression"
+            if args.smote:
+                raise CLIError(f"--target {args.target} is a continuous outcome (numbers with "
+                               "decimals); --smote oversamples classes: drop it")
+            for m in plan.metrics or ():
+                if m not in METRICS[protocol]:
+                    raise CLIError(f"--metrics {m!r}: --target {args.target} is a continuous "
+                                   f"outcome; the regression protocol computes "
+                                   f"{', '.join(METRICS[protocol])}")
     if args.cv == "split":
         cv = CVSpec(scheme="split", n_repeats=args.repeats, train_size=args.train_size)
     elif args.cv == "none":
@@ -483,7 +555,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             for r in best.itertuples()]
     from sparsefs.cli._common import print_table as _print_table
 
-    if protocol == "supervised":
+    if protocol in ("supervised", "regression", "survival"):
         spread = "over folds"
     elif spec.cv.scheme == "none":
         spread = f"over {args.runs} k-means runs"

@@ -102,8 +102,21 @@ def _add_select_arguments(p: argparse.ArgumentParser) -> None:
     data.add_argument("data", help=f"a .mat/.csv/.tsv/.parquet/.npz/.h5ad file, '{DEFAULT_DATA}'"
                       " (the embedded data), a benchmark name such as ALLAML (found via "
                       "SPARSEFS_DATA) or a make_* generator")
-    data.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
+    data.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad): "
+                      "class labels, or a continuous outcome (numbers with decimals are read "
+                      "as continuous; see --continuous)")
+    data.add_argument("--continuous", action="store_true",
+                      help="read --target as a continuous outcome even when its values are "
+                      "whole numbers (ages, counts), not as classes")
+    data.add_argument("--time", metavar="COL", help="survival outcome: the follow-up time "
+                      "column (CSV/TSV/Parquet) or obs key (h5ad); with --event")
+    data.add_argument("--event", metavar="COL", help="survival outcome: the event column (1 or "
+                      "True = the event was observed, 0 or False = censored); with --time")
     data.add_argument("--transpose", action="store_true", help="the file is features x samples")
+    data.add_argument("--groups", metavar="COLUMN", default=None,
+                      help="column (CSV/TSV/Parquet), obs key (h5ad) or variable (.mat/.npz) "
+                      "with the donor / sample of every row: --fdr/--fwer, --stability, "
+                      "-m error_control and -m stability then work at the donor level")
 
     method = p.add_argument_group("method")
     method.add_argument("--method", "-m", required=True,
@@ -224,14 +237,19 @@ def _check_text_table(path: Path) -> None:
         raise CLIError(f"{path}: only a header line, no data rows")
 
 
-def _load(ref: _checks.DataRef, target: str | None, transpose: bool, seed: int):
+def _load(ref: _checks.DataRef, target: str | None, transpose: bool, seed: int,
+          time_col: str | None = None, event_col: str | None = None,
+          groups: str | None = None):
     """Load a located DATA argument with the harness's loaders, errors in CLI wording; then
-    refuse missing and infinite values and missing labels, naming the file, row and column."""
+    refuse missing and infinite values and missing labels, naming the file, row and column.
+    ``time_col``/``event_col`` name a survival outcome's columns, ``groups`` the donor column
+    (their combinations were checked by :mod:`sparsefs.cli._checks`)."""
     from sparsefs.harness import DataSpec, load_dataset
 
     if ref.kind == "file":
         _check_text_table(ref.path)
-        spec = DataSpec(path=str(ref.path), target=target, transpose=transpose)
+        spec = DataSpec(path=str(ref.path), target=target, transpose=transpose, time=time_col,
+                        event=event_col, groups=groups)
     else:
         spec = DataSpec.from_string(ref.resolved)
     try:
@@ -467,9 +485,13 @@ def _cmd_methods(args) -> int:
     if args.json:
         print(json.dumps([m.as_dict() for m in methods], indent=1))
         return 0
-    rows = [(m.stem, m.name, m.family, m.supervision, "/".join(m.inputs), m.reference)
+    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
+    rows = [(m.stem, m.name, m.family, m.supervision,
+             "/".join(words[t] for t in m.targets) if m.supervision == "supervised" else "-",
+             "/".join(m.inputs), m.reference)
             for m in methods]
-    _print_table(("stem", "estimator", "family", "supervision", "input", "reference"), rows)
+    _print_table(("stem", "estimator", "family", "supervision", "targets", "input",
+                  "reference"), rows)
     print("\nWithout -k (or with -k auto) each method applies its own rule:")
     for m in methods:
         print(_wrapped(f"{m.stem}: {m.own_rule}"))
@@ -522,20 +544,27 @@ def _cmd_select(args, argv: list[str]) -> int:
 
 def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, show: bool) -> int:
     args, info, params = plan.args, plan.method, plan.params
-    data = _load(plan.data, args.target, args.transpose, args.seed)
+    data = _load(plan.data, args.target, args.transpose, args.seed, args.time, args.event,
+                 args.groups)
     if plan.uses_labels and data.y is None:
         raise CLIError(
             f"{info.name} is supervised: the data has no labels; name the label column with "
-            "--target (or use a .mat/.npz file that holds labels)"
+            "--target, or the survival columns with --time and --event (or use a .mat/.npz "
+            "file that holds labels)"
         )
     import numpy as np
 
     from sparsefs.utils._results import scores_frame
 
     n, p = data.X.shape
-    n_clusters = len(np.unique(data.y)) if data.y is not None else None
+    outcome = _outcome_kind(data.y, args)
+    n_clusters = (len(np.unique(data.y)) if data.y is not None and outcome is None else None)
     est = _make_estimator(info, params, k=args.k, seed=args.seed, n_clusters=n_clusters)
+    if outcome == "regression" and args.continuous and "target_type" in est.get_params():
+        est.set_params(target_type="regression")
     est = _selection_rule(est, args)
+    if outcome == "regression" and args.continuous and "target_type" in est.get_params():
+        est.set_params(target_type="regression")  # a wrapper (error control) reads y too
     if show and "verbose" in est.get_params() and "verbose" not in params:
         est.set_params(verbose=True)
     if info.slow_size is not None and n * p >= info.slow_size and not params:
@@ -544,8 +573,9 @@ def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, sho
                      else "pass --progress to see it advance."))
     y = data.y if plan.uses_labels else None
     stages.next(f"{info.name}: fit on {n} x {p}")
+    fit_kw = _groups_for(est, data, args)
     start = time.perf_counter()
-    est.fit(data.X, y)
+    est.fit(data.X, y, **fit_kw)
     elapsed = time.perf_counter() - start
     _checks.plan_select(args)  # nothing appeared (or changed) meanwhile
     stages.next(f"{info.name}: write {plan.out}")
@@ -558,7 +588,9 @@ def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, sho
         "command": "sparsefs " + " ".join(argv),
         "data": {"argument": args.data, "resolved": plan.data.resolved,
                  "name": data.name, "n_samples": n, "n_features": p,
-                 "target": args.target, "transpose": args.transpose},
+                 "target": args.target, "transpose": args.transpose,
+                 **({"time": args.time, "event": args.event} if args.time else {}),
+                 **({"outcome": outcome} if outcome else {})},
         "method": info.stem,
         "estimator": info.import_path.replace(":", "."),
         "params": _jsonable(est.get_params(deep=False)),
@@ -566,6 +598,8 @@ def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, sho
         "index": "0-based column of X (a .mat file's MATLAB column is index + 1)",
         "k": args.k,
         "n_selected": kept,
+        **({"groups": {"column": args.groups, "design": getattr(est, "design_", None),
+                       "n_groups": len(set(data.groups.tolist()))}} if fit_kw else {}),
         **({"stability": _jsonable(stability)} if stability else {}),
         **({"error_control": _jsonable(error_control)} if error_control else {}),
     }
@@ -577,6 +611,8 @@ def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, sho
                  f"{error_control['level']:g})")
     if plan.h5ad_out is not None:
         _write_h5ad(est, info, args, plan.data.path, plan.h5ad_out)
+    if fit_kw:
+        rule += f" ({est.design_} design, {args.groups} as the unit)"
     stages.close()
     print(f"{info.name}{rule}: kept {kept} of {est.n_features_in_} features in {elapsed:.3g} s "
           f"(seed {args.seed}) -> {plan.out}"
@@ -585,6 +621,40 @@ def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, sho
         emit_note(f"{info.name}'s own rule kept {kept} of {p} features (see "
                   "'sparsefs select --help'); pass -k to keep fewer.")
     return 0
+
+
+def _groups_for(est, data, args) -> dict:
+    """``{"groups": ...}`` for ``fit`` when ``--groups`` is given: only the trust layer takes
+    donor labels (the error-control and stability selectors)."""
+    if args.groups is None:
+        return {}
+    import inspect
+
+    if "groups" not in inspect.signature(est.fit).parameters:
+        raise CLIError(
+            f"--groups {args.groups}: {type(est).__name__} does not use groups; they make "
+            "p-values, q-values and stability frequencies donor-level: add --fdr/--fwer or "
+            "--stability, or use -m error_control / -m stability"
+        )
+    return {"groups": data.groups}
+
+
+def _outcome_kind(y, args) -> str | None:
+    """``"survival"`` (--time/--event), ``"regression"`` (--continuous, or a --target of
+    numbers that scikit-learn's type_of_target calls continuous), or None (class labels)."""
+    if args.time is not None:
+        return "survival"
+    if y is None or args.target is None:
+        return None
+    if args.continuous:
+        import numpy as np
+
+        if np.asarray(y).dtype.kind not in "iuf":
+            raise CLIError(f"--continuous: --target {args.target!r} holds non-numeric values")
+        return "regression"
+    from sklearn.utils.multiclass import type_of_target
+
+    return "regression" if type_of_target(y) == "continuous" else None
 
 
 def _write_h5ad(est, info, args, source: Path, target: Path) -> None:
@@ -596,8 +666,14 @@ def _write_h5ad(est, info, args, source: Path, target: Path) -> None:
     from sparsefs.tl import write_selection
 
     adata = anndata.read_h5ad(source)
-    groupby = args.target if args.target in adata.obs.columns else None
-    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed)
+    outcome = getattr(est, "target_type_", "classification") != "classification"
+    groupby = args.target if args.target in adata.obs.columns and not outcome else None
+    # donor-level p-values (the estimator was fitted with groups=) are recorded with the
+    # donors' column; the per-group view (classes only) gets donor-level tests too
+    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed,
+                    sample_key=args.groups if groupby is not None or outcome else None,
+                    _target={"target": args.target if outcome else None, "time": args.time,
+                             "event": args.event})
     fd, tmp = tempfile.mkstemp(suffix=".h5ad", dir=target.parent, prefix=".sparsefs-")
     os.close(fd)
     try:
