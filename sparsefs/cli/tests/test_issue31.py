@@ -260,11 +260,49 @@ def _refusals(tmp: Path) -> list[tuple[list[str], str]]:
           str(tmp / "c")], "no such data file"),
         (["reproduce", "fisher_score", "--out", str(tmp / "report")], "--force"),
         (["export", "default", "--out", str(tmp / "x.xlsx")], "extension"),
+        # the outcome options of issues #30 and #32 go through the same layer
+        (["select", str(csv), "--time", "a", "-m", "lasso", "--out", out], "needs both"),
+        (["select", str(csv), "--time", "a", "--event", "b", "-t", "y", "-m", "lasso",
+          "--out", out], "not both"),
+        (["select", str(csv), "--continuous", "-m", "lasso", "--out", out],
+         "--continuous reads --target"),
+        (["select", str(csv), "--time", "a", "--event", "b", "--continuous", "-m", "lasso",
+          "--out", out], "goes without it"),
+        (["select", "default", "--groups", "g", "-m", "fisher_score", "--fdr", "0.1", "--out",
+          out], "apply to data files only"),
+        (["select", str(csv), "-t", "y", "--groups", "a", "-m", "fisher_score", "-k", "1",
+          "--out", out], "does not use groups"),
+        (["compare", "default", "--time", "a", "--event", "b", "--methods", "lasso", "--out",
+          str(tmp / "c")], "name columns of a data file"),
+        (["compare", "default", "--groups", "g", "--methods", "fisher_score", "--out",
+          str(tmp / "c")], "--groups names a column"),
+        (["compare", str(csv), "--event", "b", "--methods", "lasso", "--out", str(tmp / "c")],
+         "needs both"),
+        (["compare", str(csv), "--time", "a", "--event", "b", "--smote", "--methods", "lasso",
+          "--out", str(tmp / "c")], "--smote"),
+        (["compare", str(csv), "--time", "a", "--event", "b", "--cv", "none", "--methods",
+          "lasso", "--out", str(tmp / "c")], "held-out rows"),
+        (["compare", str(csv), "--continuous", "--methods", "lasso", "--out", str(tmp / "c")],
+         "--continuous reads --target"),
+        (["compare", str(csv), "-t", "y", "--metrics", "c_index", "--methods", "lasso",
+          "--out", str(tmp / "c")], "--metrics"),
     ]
     if os.path.isdir("/proc") and sys.platform.startswith("linux"):
         cases.append((["select", str(csv), "-t", "y", "-m", "fisher_score", "--out",
                        "/proc/o.csv"], "cannot write"))
     return cases
+
+
+def test_5_light_copies_of_the_harness_names_are_the_harness_names():
+    """Reference: sparsefs.harness._spec, which compare's up-front checks mirror without
+    importing it (downstream estimators and each protocol's metrics, #32's outcomes too)."""
+    from sparsefs.cli._harness import ESTIMATORS, METRICS
+    from sparsefs.harness import _spec
+
+    assert set(ESTIMATORS) == set(_spec.BUILTIN_ESTIMATORS)
+    for protocol, names in METRICS.items():
+        assert names == _spec._PROTOCOL_METRICS[protocol], protocol
+    assert set(METRICS) == set(_spec.PROTOCOLS) - {"clustering"}  # compare has no --clustering
 
 
 def test_5_every_refusal_needing_only_arguments_and_files_imports_nothing_heavy(tmp_path):
