@@ -89,7 +89,8 @@ def group_soft_threshold(V: np.ndarray, threshold: float | np.ndarray) -> np.nda
     Rows with norm at most ``t`` become exactly zero.
     """
     norms = row_norms(V)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # t / norm overflows only for norms far below t, whose rows np.where zeroes anyway
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         factor = np.where(norms > threshold, 1.0 - threshold / norms, 0.0)
     return V * factor[:, None]
 

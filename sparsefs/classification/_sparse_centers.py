@@ -414,12 +414,14 @@ class SparseCenterClassifierCV(_BaseSparseCenters):
     objective : {"balanced", "pooled"}, default="balanced"
     standardize : bool, default=False
     cv : int, cross-validation generator or iterable, default=5
-        An int is the number of stratified folds (``StratifiedKFold(shuffle=True,
-        random_state=random_state)``), reduced to the size of the largest class when that is
-        smaller (scikit-learn warns about classes smaller than the number of folds).
+        An int is the number of stratified folds (``StratifiedKFold``, shuffled by
+        ``random_state`` when one is given), reduced to the size of the largest class when that
+        is smaller (scikit-learn warns about classes smaller than the number of folds).
         Other values as in :func:`sklearn.model_selection.check_cv`.
     random_state : int, RandomState instance or None, default=None
-        Shuffles the samples before they are split into folds (int ``cv`` only).
+        Shuffles the samples before they are split into folds (int ``cv`` only). ``None``: no
+        shuffling, so two fits give the same folds and the same k (as scikit-learn's ``*CV``
+        estimators).
     n_jobs : int or None, default=None
         Threads, as in :class:`SparseCenterClassifier`.
 
@@ -495,8 +497,12 @@ class SparseCenterClassifierCV(_BaseSparseCenters):
         if self.cv is None or isinstance(self.cv, Integral):
             n_splits = 5 if self.cv is None else int(self.cv)
             n_splits = max(2, min(n_splits, int(np.bincount(y_idx).max())))
+            # deterministic by default, as scikit-learn's *CV estimators: folds in the order of
+            # the rows unless a random_state asks for shuffled ones
+            shuffle = self.random_state is not None
             splitter = StratifiedKFold(
-                n_splits, shuffle=True, random_state=check_random_state(self.random_state)
+                n_splits, shuffle=shuffle,
+                random_state=check_random_state(self.random_state) if shuffle else None,
             )
         else:
             splitter = check_cv(self.cv, y_idx, classifier=True)

@@ -1,20 +1,27 @@
-"""Pieces shared by the CLI's commands (``_main``: methods, select, demo; ``_harness``: compare,
-reproduce), in a module of their own so that the two command modules do not import each other.
+"""Pieces shared by the CLI's commands (``_main``: methods, select, export, demo; ``_harness``:
+compare, reproduce), in a module of their own so that the command modules do not import each
+other. Standard library only.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
+import signal
 import sys
-from pathlib import Path
+import warnings
+from collections.abc import Iterator
 
 __all__ = [
     "DEFAULT_DATA",
     "CLIError",
     "add_progress_options",
+    "emit_note",
+    "notes",
     "print_table",
     "progress_enabled",
-    "resolve_data",
+    "terminate_cleanly",
 ]
 
 #: the DATA argument that names the embedded default data set
@@ -42,31 +49,6 @@ def progress_enabled(args: argparse.Namespace) -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
-def resolve_data(text: str) -> str:
-    """Turn a DATA argument into what :meth:`DataSpec.from_string` reads, the same way for
-    ``select`` and ``compare``.
-
-    In order: ``default``; an existing file; a benchmark name, with or without ``.mat``
-    (``ALLAML``, ``ALLAML.mat``; read from ``SPARSEFS_DATA`` or the download cache); a file of
-    that name inside ``SPARSEFS_DATA``; a ``make_*`` generator. Anything else is returned as a
-    path (and reported as missing when loaded).
-    """
-    from sparsefs.datasets import ASU_DATASETS
-    from sparsefs.datasets._asu import shared_data_dir
-
-    if text == DEFAULT_DATA or Path(text).exists():
-        return text
-    names = {k.lower().replace("-", "_"): k for k in ASU_DATASETS}
-    key = text.lower().replace("-", "_")
-    key = key[:-4] if key.endswith(".mat") else key
-    if key in names:
-        return names[key]
-    home = shared_data_dir()
-    if home is not None and (home / text).is_file():
-        return str(home / text)
-    return text
-
-
 def print_table(header, rows) -> None:
     """Print rows under a header, columns padded, with a dashed rule."""
     cells = [tuple(map(str, header)), *[tuple(map(str, r)) for r in rows]]
@@ -75,3 +57,94 @@ def print_table(header, rows) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
         if i == 0:
             print("  ".join("-" * w for w in widths))
+
+
+# ------------------------------------------------------------------------------------------
+# notes: warnings and log records as one line each, around progress bars
+# ------------------------------------------------------------------------------------------
+
+
+def emit_note(text: str) -> None:
+    """Write ``sparsefs: note: TEXT`` on stderr, above a running tqdm bar if there is one."""
+    line = f"sparsefs: note: {text}"
+    tqdm = sys.modules.get("tqdm")
+    if tqdm is not None and getattr(tqdm, "tqdm", None) is not None:
+        tqdm.tqdm.write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr)
+
+
+def _first_line(message: object) -> str:
+    text = str(message).strip()
+    return text.splitlines()[0] if text else ""
+
+
+class _NoteHandler(logging.Handler):
+    """Log records of the harness as notes."""
+
+    def __init__(self, seen: set[str]):
+        super().__init__(logging.INFO)
+        self.seen = seen
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = _first_line(record.getMessage())
+        if text and text not in self.seen:
+            self.seen.add(text)
+            emit_note(text)
+
+
+@contextlib.contextmanager
+def notes(*, quiet: bool = False) -> Iterator[set[str]]:
+    """Within the block, every Python warning and every warning logged by ``sparsefs.*`` is
+    printed once as ``sparsefs: note: <first line>`` (no file names, source lines or
+    categories), above any progress bar; ``quiet`` drops them. Yields the set of notes shown.
+    """
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = _first_line(message) or category.__name__
+        if quiet or text in seen:
+            return
+        seen.add(text)
+        emit_note(text)
+
+    logger = logging.getLogger("sparsefs")
+    handler = _NoteHandler(seen)
+    old_level, old_propagate = logger.level, logger.propagate
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        if not quiet:
+            logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
+        try:
+            yield seen
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+            logger.propagate = old_propagate
+
+
+@contextlib.contextmanager
+def terminate_cleanly() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP (a killed job, a closed terminal) into ``SystemExit`` inside the
+    block, so that ``finally`` clauses run: staged output folders and temporary files are
+    removed as after Ctrl-C. Outside the main thread (or where signals cannot be set) it does
+    nothing."""
+    installed = []
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        with contextlib.suppress(ValueError, OSError):  # not the main thread, or not allowed
+            installed.append((sig, signal.signal(sig, handler)))
+    try:
+        yield
+    finally:
+        for sig, old in installed:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, old)

@@ -1,14 +1,14 @@
-"""Sub-commands: ``methods``, ``select`` and ``demo``.
+"""Sub-commands ``methods``, ``select``, ``export`` and ``demo``; :func:`main`.
 
 Only the standard library is imported at module level (numpy, pandas, scikit-learn and the
-estimators are imported inside the commands), so ``sparsefs --help``, ``--version`` and every
-usage error answer without loading the scientific stack.
+estimators are imported inside the commands), so ``sparsefs --help``, ``--version``, every
+usage error and every refusal that needs only the arguments and the file system
+(:mod:`sparsefs.cli._checks`) answer without loading the scientific stack.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import json
 import os
@@ -21,13 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from sparsefs import __version__
-from sparsefs.cli import _harness
+from sparsefs.cli import _checks, _harness
+from sparsefs.cli._checks import (
+    meta_path,
+    parse_count,
+    parse_k,
+    parse_seed,
+    resolve_data,
+)
 from sparsefs.cli._common import (
     DEFAULT_DATA,
     CLIError,
     add_progress_options,
+    emit_note,
+    notes,
     progress_enabled,
-    resolve_data,
+    terminate_cleanly,
 )
 from sparsefs.cli._common import print_table as _print_table
 from sparsefs.cli._error_control import (
@@ -42,8 +51,8 @@ from sparsefs.cli._stability import (
 )
 from sparsefs.utils._registry import get_method, list_methods
 
-#: Extensions ``select --out`` writes.
-OUT_EXTENSIONS = (".csv", ".tsv", ".json")
+__all__ = ["main", "meta_path", "resolve_data"]
+
 #: ``select`` prints a note when the method's own rule (no ``-k``) keeps at least this fraction.
 KEEPS_MOST = 0.5
 
@@ -53,25 +62,12 @@ KEEPS_MOST = 0.5
 # ------------------------------------------------------------------------------------------
 
 
-def _parse_k(text: str) -> int | float | None:
-    if text.lower() in ("none", "auto"):
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"-k {text!r}: give a count (20), a fraction (0.1) or 'auto'"
-        ) from None
-
-
 def _parse_param(text: str) -> tuple[str, Any]:
+    import ast
+
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise argparse.ArgumentTypeError(f"--param {text!r}: expected KEY=VALUE")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected KEY=VALUE")
     try:
         return key, ast.literal_eval(value)
     except (ValueError, SyntaxError):
@@ -97,9 +93,11 @@ def _wrapped(text: str) -> str:
 
 
 def _add_select_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``select``, by group. Options that change *which* features are kept
-    (stability selection, error control) belong to the "selection rule" group and are applied
-    by :func:`_selection_rule`: a new flag is added in those two places only."""
+    """The options of ``select``, by group. Each option's value is checked by its argparse
+    type (``_checks.parse_*``); options that combine with others or name files are checked by
+    the ``@select_check`` functions of :mod:`sparsefs.cli._checks`, before any heavy import.
+    Options that change *which* features are kept (stability selection, error control) belong
+    to the "selection rule" group and are applied by :func:`_selection_rule`."""
     data = p.add_argument_group("data")
     data.add_argument("data", help=f"a .mat/.csv/.tsv/.parquet/.npz/.h5ad file, '{DEFAULT_DATA}'"
                       " (the embedded data), a benchmark name such as ALLAML (found via "
@@ -125,26 +123,29 @@ def _add_select_arguments(p: argparse.ArgumentParser) -> None:
                         help="stem or class name (see 'sparsefs methods')")
     method.add_argument("--param", "-p", type=_parse_param, action="append", default=[],
                         metavar="KEY=VALUE", help="an estimator parameter (repeatable)")
-    method.add_argument("--seed", type=int, default=0,
-                        help="random_state of the method and seed of generated data (default 0; "
-                        "recorded in the output's .meta.json)")
+    method.add_argument("--seed", type=parse_seed, default=0,
+                        help="random_state of the method and seed of generated data, an integer "
+                        "in [0, 2**32 - 1] (default 0; recorded in the output's .meta.json)")
 
     rule = p.add_argument_group("selection rule")
-    rule.add_argument("-k", type=_parse_k, default=None, metavar="K",
-                      help="features to select: a count, a fraction, or 'auto' (the default: "
-                      "the method's own rule, listed below)")
+    rule.add_argument("-k", type=parse_k, default=None, metavar="K",
+                      help="features to select: a count >= 1, a fraction in (0, 1], or 'auto' "
+                      "(the default: the method's own rule, listed below); not with --fdr or "
+                      "--fwer, which decide the count")
     add_stability_arguments(rule)
     add_error_control_arguments(rule)
 
     out = p.add_argument_group("output")
     out.add_argument("--out", "-o", required=True,
                      help="output file (.csv, .tsv or .json), checked before the data is read; "
-                     "the run's settings go to OUT.meta.json beside it")
+                     "the run's settings go to OUT.meta.json beside it (genes.csv -> "
+                     "genes.csv.meta.json); never the input file, even with --force")
     out.add_argument("--write-h5ad", metavar="OUT.h5ad", default=None,
                      help="with a .h5ad DATA: also write a copy of it with the results added "
                      "as sparsefs.tl.select does (adata.var columns, adata.uns / varm under "
                      "'sparsefs'); written atomically, never over the input")
-    out.add_argument("--force", action="store_true", help="overwrite existing output files")
+    out.add_argument("--force", action="store_true",
+                     help="overwrite existing output files (never an input file)")
     add_progress_options(p)
 
 
@@ -173,17 +174,41 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_select_arguments(p)
 
     p = sub.add_parser(
+        "export",
+        help="write a data set (the embedded default, a benchmark set, a generator, a file) as "
+        "a table",
+        description="Write DATA as a table with one row per sample: the features as columns "
+        "and the labels as the column --label. Any DATA that select reads: 'default', a "
+        "benchmark name, a make_* generator or a file (to convert it).",
+    )
+    p.add_argument("data", help=f"'{DEFAULT_DATA}', a benchmark name, a make_* generator or a "
+                   "data file")
+    p.add_argument("--out", "-o", required=True,
+                   help="output table (.csv, .tsv, .parquet; .csv.gz compresses); never the "
+                   "input file")
+    p.add_argument("--label", default="label",
+                   help="name of the label column written (default 'label')")
+    p.add_argument("--target", "-t", help="label column of a table DATA (or obs key of .h5ad)")
+    p.add_argument("--transpose", action="store_true", help="the file is features x samples")
+    p.add_argument("--seed", type=parse_seed, default=0,
+                   help="seed of the embedded default's noise features and of generators "
+                   "(default 0)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+
+    p = sub.add_parser(
         "demo",
         help="run every registered method on the embedded default data (no download)",
         description="The main job: every registered method on scikit-learn's wine data widened "
         "with row-permuted noise features, so the true features are known.",
     )
-    p.add_argument("-k", type=int, default=None, metavar="K",
+    p.add_argument("-k", type=parse_count(1), default=None, metavar="K",
                    help="features each method keeps (default: the number of true features; "
                    "the class-specific methods keep K per class, so their union is larger)")
     p.add_argument("--methods", help="comma-separated stems (default: all)")
-    p.add_argument("--n-noise", type=int, default=487, help="noise features added (default 487)")
-    p.add_argument("--seed", type=int, default=0, help="random seed for data and methods")
+    p.add_argument("--n-noise", type=parse_count(0), default=487,
+                   help="noise features added (default 487)")
+    p.add_argument("--seed", type=parse_seed, default=0,
+                   help="random seed for data and methods")
     p.add_argument("--raw", action="store_true",
                    help="fit on the raw features (default: z-scored columns, as the papers do)")
     add_progress_options(p)
@@ -195,38 +220,6 @@ def _build_parser() -> argparse.ArgumentParser:
 # ------------------------------------------------------------------------------------------
 # data: one resolution for every command
 # ------------------------------------------------------------------------------------------
-
-
-def _load(data: str, target: str | None, transpose: bool, seed: int,
-          time_col: str | None = None, event_col: str | None = None,
-          groups: str | None = None):
-    """Load DATA as ``compare`` does (:func:`resolve_data`), with CLI wording in errors."""
-    from sparsefs.harness import DataSpec, load_dataset
-
-    if (time_col is None) != (event_col is None):
-        raise CLIError("--time and --event: a survival outcome needs both columns")
-    if time_col is not None and target is not None:
-        raise CLIError("--target with --time/--event: give the label or outcome column, or the "
-                       "two survival columns, not both")
-    resolved = resolve_data(data)
-    spec = DataSpec.from_string(resolved)
-    if spec.path is not None:
-        path = Path(spec.path)
-        if not path.exists():
-            raise CLIError(
-                f"no such data file: {data!r} (not a file, a benchmark name or 'default'; "
-                "benchmark sets are looked up in SPARSEFS_DATA)"
-            )
-        _check_text_table(path)
-        spec = DataSpec(path=spec.path, target=target, transpose=transpose, time=time_col,
-                        event=event_col, groups=groups)
-    elif target or transpose or time_col or groups:
-        raise CLIError(f"{data}: --target, --time/--event, --transpose and --groups apply to "
-                       "data files only")
-    try:
-        return load_dataset(spec, seed=seed)
-    except ValueError as exc:
-        raise CLIError(_table_error(exc, spec.path, target)) from None
 
 
 _TEXT_TABLES = (".csv", ".tsv", ".txt")
@@ -244,9 +237,103 @@ def _check_text_table(path: Path) -> None:
         raise CLIError(f"{path}: only a header line, no data rows")
 
 
+def _load(ref: _checks.DataRef, target: str | None, transpose: bool, seed: int,
+          time_col: str | None = None, event_col: str | None = None,
+          groups: str | None = None):
+    """Load a located DATA argument with the harness's loaders, errors in CLI wording; then
+    refuse missing and infinite values and missing labels, naming the file, row and column.
+    ``time_col``/``event_col`` name a survival outcome's columns, ``groups`` the donor column
+    (their combinations were checked by :mod:`sparsefs.cli._checks`)."""
+    from sparsefs.harness import DataSpec, load_dataset
+
+    if ref.kind == "file":
+        _check_text_table(ref.path)
+        spec = DataSpec(path=str(ref.path), target=target, transpose=transpose, time=time_col,
+                        event=event_col, groups=groups)
+    else:
+        spec = DataSpec.from_string(ref.resolved)
+    try:
+        data = load_dataset(spec, seed=seed)
+    except FileNotFoundError as exc:
+        raise CLIError(f"no such data file: {ref.argument!r} ({_first_line(exc)})") from None
+    except ValueError as exc:
+        raise CLIError(_table_error(exc, spec.path, target)) from None
+    _check_values(data, ref, target, transpose)
+    return data
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _where(ref: _checks.DataRef, names, i: int, j: int, transpose: bool) -> str:
+    """Row ``i`` and column ``j`` of X in the file's own terms."""
+    name = str(names[j])
+    table = ref.extension.split(".")[1] in ("csv", "tsv", "txt", "parquet") if ref.extension \
+        else False
+    if table and not transpose:
+        line = f" (line {i + 2})" if ref.extension != ".parquet" else ""
+        return f"column {name!r}, data row {i + 1}{line}"
+    if table and transpose:
+        line = f" (line {j + 2})" if ref.extension != ".parquet" else ""
+        return f"row {name!r}{line}, sample column {i + 1}"
+    return f"sample {i + 1}, feature {j + 1} ({name})"
+
+
+def _check_values(data, ref: _checks.DataRef, target: str | None, transpose: bool) -> None:
+    """Missing (NaN, empty cells) or infinite values and missing labels: one clear line."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    X = data.X
+    source = ref.argument
+    if sp.issparse(X):
+        bad_data = ~np.isfinite(X.data)
+        if bad_data.any():
+            coo = X.tocoo()
+            k = int(np.flatnonzero(~np.isfinite(coo.data))[0])
+            i, j, value = int(coo.row[k]), int(coo.col[k]), coo.data[k]
+            count = int(bad_data.sum())
+            _raise_nonfinite(source, value, count, _where(ref, data.feature_names, i, j,
+                                                          transpose))
+    elif np.issubdtype(np.asarray(X).dtype, np.number):
+        finite = np.isfinite(X)
+        if not finite.all():
+            flat = int(np.flatnonzero(~finite.ravel())[0])
+            i, j = divmod(flat, X.shape[1])
+            _raise_nonfinite(source, X[i, j], int((~finite).sum()),
+                             _where(ref, data.feature_names, i, j, transpose))
+    y = data.y
+    if y is not None:
+        y = np.asarray(y)
+        if y.dtype.kind == "f":
+            missing = np.isnan(y)
+        elif y.dtype.kind == "O":
+            missing = np.array([v is None or (isinstance(v, float) and v != v) for v in y])
+        else:
+            missing = np.zeros(y.shape, dtype=bool)
+        if missing.any():
+            i = int(np.flatnonzero(missing)[0])
+            label = f"the label column {target!r}" if target else "the labels"
+            line = (f" (line {i + 2})" if ref.extension.split(".")[1:2] in (["csv"], ["tsv"],
+                                                                             ["txt"]) else "")
+            raise CLIError(f"{source}: {label} is empty in data row {i + 1}{line}; "
+                           f"{int(missing.sum())} row(s) have no label: drop them first")
+
+
+def _raise_nonfinite(source: str, value, count: int, where: str) -> None:
+    import numpy as np
+
+    kind = "a missing value (an empty cell or NaN)" if np.isnan(value) else \
+        f"an infinite value ({value})"
+    more = f"; {count} such cells in all" if count > 1 else ""
+    raise CLIError(f"{source}: {kind} in {where}{more}: drop or impute them first")
+
+
 def _table_error(exc: ValueError, path: str | None, target: str | None) -> str:
     """A loader error in the command line's words: the file, row and column where known."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = _first_line(exc)
     m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
     if m and path:
         return (f"{path}: line {m.group(2)} has {m.group(3)} fields but the header has "
@@ -304,35 +391,35 @@ def _make_estimator(info, params: dict, *, k=None, seed=None, n_clusters=None):
     return cls(**{**defaults, **params})
 
 
+#: the CLI flag of an estimator parameter the command line sets itself
+_PARAM_FLAGS = {"n_features_to_select": "-k", "random_state": "--seed"}
+
+
+def _check_param_values(est, params: dict) -> None:
+    """scikit-learn's parameter validation before any data is read, the message naming the
+    command line's flag (``-p fdr=2``, ``-k``, ``--seed``)."""
+    validate = getattr(est, "_validate_params", None)
+    if validate is None:
+        return
+    try:
+        validate()
+    except (ValueError, TypeError) as exc:
+        text = _first_line(exc)
+        m = re.match(r"The '(\w+)' parameter of \w+ (must be .*)$", text)
+        if not m:
+            raise CLIError(text) from None
+        name, rule = m.groups()
+        flag = (f"-p {name}={params[name]!r}" if name in params
+                else _PARAM_FLAGS.get(name, f"-p {name}"))
+        raise CLIError(f"{flag}: {rule}") from None
+
+
 def _selection_rule(est, args: argparse.Namespace):
     """Apply the "selection rule" options to the configured estimator (``-k`` is already its
     ``n_features_to_select``); returns the estimator to fit. Rules that wrap the estimator
-    (stability selection, error control) are added here."""
+    (stability selection, error control) are added here; their flag combinations were checked
+    by :func:`sparsefs.cli._checks.plan_select`."""
     return wrap_for_error_control(wrap_for_stability(est, args), args)
-
-
-def meta_path(out: Path) -> Path:
-    """Where ``select`` records a run's settings: ``genes.csv`` -> ``genes.meta.json``."""
-    return out.with_suffix(".meta.json")
-
-
-def check_out_file(out: Path, force: bool) -> None:
-    """Everything that can be wrong with ``--out`` (and its .meta.json), before any work."""
-    suffix = out.suffix.lower()
-    if suffix not in OUT_EXTENSIONS:
-        raise CLIError(f"--out {out}: the extension must be .csv, .tsv or .json")
-    if out.is_dir():
-        raise CLIError(f"--out {out}: is a directory; give a file name")
-    parent = out.parent
-    if not parent.exists():
-        raise CLIError(f"--out {out}: directory {parent} does not exist")
-    if not parent.is_dir():
-        raise CLIError(f"--out {out}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise CLIError(f"--out {out}: directory {parent} is not writable")
-    for path in (out, meta_path(out)):
-        if path.exists() and not force:
-            raise CLIError(f"{path} exists; pass --force to overwrite it")
 
 
 def _write_text_atomic(text: str, out: Path) -> None:
@@ -357,11 +444,6 @@ def _frame_text(frame, suffix: str) -> str:
     if suffix == ".json":
         return json.dumps(json.loads(frame.to_json(orient="records")), indent=1) + "\n"
     return frame.to_csv(index=False, sep="\t" if suffix == ".tsv" else ",", lineterminator="\n")
-
-
-def _write_atomic(frame, out: Path, force: bool) -> None:
-    check_out_file(out, force)
-    _write_text_atomic(_frame_text(frame, out.suffix.lower()), out)
 
 
 def _jsonable(value: Any) -> Any:
@@ -424,20 +506,51 @@ def _cmd_methods(args) -> int:
     return 0
 
 
+class _Stages:
+    """``--progress`` for ``select``: one bar over the stages (read, fit, write), so a fast
+    method shows its progress too; an estimator's own bar (``verbose``) runs inside "fit"."""
+
+    def __init__(self, enabled: bool, name: str):
+        self.bar = None
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=3, desc=f"{name}: read data", unit="step", file=sys.stderr,
+                            mininterval=0, miniters=1,
+                            bar_format="{desc} [{n_fmt}/{total_fmt} steps, {elapsed}]")
+
+    def next(self, desc: str) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_description_str(desc)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.update(self.bar.total - self.bar.n)
+            self.bar.close()
+
+
 def _cmd_select(args, argv: list[str]) -> int:
-    out = Path(args.out)
-    check_out_file(out, args.force)  # before any data is read
-    h5ad_out = _check_h5ad_out(args) if args.write_h5ad else None
-    info = get_method(args.method)
-    params = dict(args.param)
-    # checks that need no data: unknown parameters are reported before loading
-    _make_estimator(info, params, k=args.k, seed=args.seed)
-    data = _load(args.data, args.target, args.transpose, args.seed, args.time, args.event,
+    plan = _checks.plan_select(args)  # arguments and file system: no heavy import yet
+    info, params = plan.method, plan.params
+    _check_param_values(_make_estimator(info, params, k=args.k, seed=args.seed), params)
+    show = progress_enabled(args)
+    stages = _Stages(show, info.name)
+    try:
+        return _select_body(plan, argv, stages, show)
+    finally:
+        stages.close()
+
+
+def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, show: bool) -> int:
+    args, info, params = plan.args, plan.method, plan.params
+    data = _load(plan.data, args.target, args.transpose, args.seed, args.time, args.event,
                  args.groups)
-    if info.supervision == "supervised" and data.y is None:
+    if plan.uses_labels and data.y is None:
         raise CLIError(
-            f"{info.name} is supervised: name the label column with --target, or the survival "
-            f"columns with --time and --event (or use a .mat/.npz file that holds labels)"
+            f"{info.name} is supervised: the data has no labels; name the label column with "
+            "--target, or the survival columns with --time and --event (or use a .mat/.npz "
+            "file that holds labels)"
         )
     import numpy as np
 
@@ -452,20 +565,20 @@ def _cmd_select(args, argv: list[str]) -> int:
     est = _selection_rule(est, args)
     if outcome == "regression" and args.continuous and "target_type" in est.get_params():
         est.set_params(target_type="regression")  # a wrapper (error control) reads y too
-    show = progress_enabled(args)
     if show and "verbose" in est.get_params() and "verbose" not in params:
         est.set_params(verbose=True)
     if info.slow_size is not None and n * p >= info.slow_size and not params:
-        print(f"sparsefs: note: {info.name} with its defaults is slow at {n} x {p} "
-              f"({info.cost}); " + ("progress is shown below." if show and
-                                    "verbose" in est.get_params() else
-                                    "pass --progress to see it advance."),
-              file=sys.stderr)
-    y = data.y if info.supervision == "supervised" else None
+        emit_note(f"{info.name} with its defaults is slow at {n} x {p} ({info.cost}); "
+                  + ("progress is shown below." if show and "verbose" in est.get_params()
+                     else "pass --progress to see it advance."))
+    y = data.y if plan.uses_labels else None
+    stages.next(f"{info.name}: fit on {n} x {p}")
     fit_kw = _groups_for(est, data, args)
     start = time.perf_counter()
     est.fit(data.X, y, **fit_kw)
     elapsed = time.perf_counter() - start
+    _checks.plan_select(args)  # nothing appeared (or changed) meanwhile
+    stages.next(f"{info.name}: write {plan.out}")
     frame = scores_frame(est, feature_names=data.feature_names)
     frame, stability = stability_output(est, frame, data.X, y, data.feature_names, args)
     frame, error_control = error_control_output(est, frame)
@@ -473,7 +586,7 @@ def _cmd_select(args, argv: list[str]) -> int:
     meta = {
         "sparsefs": __version__,
         "command": "sparsefs " + " ".join(argv),
-        "data": {"argument": args.data, "resolved": resolve_data(args.data),
+        "data": {"argument": args.data, "resolved": plan.data.resolved,
                  "name": data.name, "n_samples": n, "n_features": p,
                  "target": args.target, "transpose": args.transpose,
                  **({"time": args.time, "event": args.event} if args.time else {}),
@@ -490,22 +603,23 @@ def _cmd_select(args, argv: list[str]) -> int:
         **({"stability": _jsonable(stability)} if stability else {}),
         **({"error_control": _jsonable(error_control)} if error_control else {}),
     }
-    check_out_file(out, args.force)  # nothing appeared meanwhile
-    _write_text_atomic(_frame_text(frame, out.suffix.lower()), out)
-    _write_text_atomic(json.dumps(meta, indent=1, sort_keys=True) + "\n", meta_path(out))
+    _write_text_atomic(_frame_text(frame, plan.out.suffix.lower()), plan.out)
+    _write_text_atomic(json.dumps(meta, indent=1, sort_keys=True) + "\n", plan.meta)
     rule = (f" (stable over {stability['n_resamples']} half-samples)" if stability else "")
     if error_control:
         rule += (f" ({error_control['procedure']} at {error_control['rate']} "
                  f"{error_control['level']:g})")
-    if h5ad_out is not None:
-        _write_h5ad(est, info, args, h5ad_out)
+    if plan.h5ad_out is not None:
+        _write_h5ad(est, info, args, plan.data.path, plan.h5ad_out)
     if fit_kw:
         rule += f" ({est.design_} design, {args.groups} as the unit)"
+    stages.close()
     print(f"{info.name}{rule}: kept {kept} of {est.n_features_in_} features in {elapsed:.3g} s "
-          f"(seed {args.seed}) -> {out}" + (f", {h5ad_out}" if h5ad_out is not None else ""))
-    if args.k is None and p >= 10 and kept >= KEEPS_MOST * p:
-        print(f"sparsefs: note: {info.name}'s own rule kept {kept} of {p} features (see "
-              "'sparsefs select --help'); pass -k to keep fewer.", file=sys.stderr)
+          f"(seed {args.seed}) -> {plan.out}"
+          + (f", {plan.h5ad_out}" if plan.h5ad_out is not None else ""))
+    if args.k is None and p >= 10 and kept >= KEEPS_MOST * p and not error_control:
+        emit_note(f"{info.name}'s own rule kept {kept} of {p} features (see "
+                  "'sparsefs select --help'); pass -k to keep fewer.")
     return 0
 
 
@@ -523,14 +637,6 @@ def _groups_for(est, data, args) -> dict:
             "--stability, or use -m error_control / -m stability"
         )
     return {"groups": data.groups}
-
-
-#: The two lines ``demo`` prints about its design.
-DEMO_DESIGN = (
-    "Design: each noise feature is a real column with its rows permuted: the same distribution, "
-    "no link to the classes.\nUnsupervised per-feature scores can rank a bimodal noise column "
-    "above a real one, so low recovery there is expected."
-)
 
 
 def _outcome_kind(y, args) -> str | None:
@@ -551,26 +657,7 @@ def _outcome_kind(y, args) -> str | None:
     return "regression" if type_of_target(y) == "continuous" else None
 
 
-def _check_h5ad_out(args) -> Path:
-    """``--write-h5ad``'s path, checked before any data is read: DATA is a .h5ad file, the
-    output ends in .h5ad, is not the input, its folder exists, and it is new (or --force)."""
-    source = Path(resolve_data(args.data))
-    target = Path(args.write_h5ad)
-    if source.suffix.lower() != ".h5ad" or not source.is_file():
-        raise CLIError(f"--write-h5ad needs a .h5ad DATA file; got {args.data!r}")
-    if target.suffix.lower() != ".h5ad":
-        raise CLIError(f"--write-h5ad {target}: the output must end in .h5ad")
-    if target.resolve() == source.resolve():
-        raise CLIError(f"--write-h5ad {target}: that is the input file; name a new file (the "
-                       "input is never written)")
-    if not target.parent.is_dir():
-        raise CLIError(f"--write-h5ad {target}: folder {target.parent} does not exist")
-    if target.exists() and not args.force:
-        raise CLIError(f"--write-h5ad {target} exists; pass --force to overwrite it")
-    return target
-
-
-def _write_h5ad(est, info, args, target: Path) -> None:
+def _write_h5ad(est, info, args, source: Path, target: Path) -> None:
     """A copy of the input .h5ad with the fitted selection written in, atomically."""
     try:
         import anndata
@@ -578,7 +665,7 @@ def _write_h5ad(est, info, args, target: Path) -> None:
         raise CLIError('--write-h5ad needs anndata: pip install "sparsefs[anndata]"') from exc
     from sparsefs.tl import write_selection
 
-    adata = anndata.read_h5ad(resolve_data(args.data))
+    adata = anndata.read_h5ad(source)
     outcome = getattr(est, "target_type_", "classification") != "classification"
     groupby = args.target if args.target in adata.obs.columns and not outcome else None
     # donor-level p-values (the estimator was fitted with groups=) are recorded with the
@@ -596,6 +683,48 @@ def _write_h5ad(est, info, args, target: Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _cmd_export(args) -> int:
+    ref, out = _checks.plan_export(args)
+    import numpy as np
+    import pandas as pd
+    import scipy.sparse as sp
+
+    data = _load(ref, args.target, args.transpose, args.seed)
+    names = [str(n) for n in data.feature_names]
+    if args.label in names:
+        raise CLIError(f"--label {args.label}: a feature has that name; choose another")
+    X = data.X.toarray() if sp.issparse(data.X) else np.asarray(data.X)
+    frame = pd.DataFrame(X, columns=names)
+    if data.y is not None:
+        frame[args.label] = data.y
+    _checks.plan_export(args)  # nothing appeared meanwhile
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.",
+                               suffix="".join(out.suffixes) or ".tmp")
+    os.close(fd)
+    try:
+        if out.name.lower().endswith(".parquet"):
+            frame.to_parquet(tmp, index=False)
+        else:
+            sep = "\t" if ".tsv" in out.name.lower() else ","
+            frame.to_csv(tmp, index=False, sep=sep, lineterminator="\n")
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    labels = "" if data.y is None else f" and the labels as column {args.label!r}"
+    print(f"Wrote {data.X.shape[0]} samples x {data.X.shape[1]} features{labels} to {out}")
+    return 0
+
+
+#: The two lines ``demo`` prints about its design.
+DEMO_DESIGN = (
+    "Design: each noise feature is a real column with its rows permuted: the same distribution, "
+    "no link to the classes.\nUnsupervised per-feature scores can rank a bimodal noise column "
+    "above a real one, so low recovery there is expected."
+)
 
 
 def _warm_up(info, X, y, k: int, seed: int, n_classes: int) -> None:
@@ -625,8 +754,6 @@ def _cmd_demo(args) -> int:
 
     from sparsefs.datasets import load_default
 
-    if args.n_noise < 0:
-        raise CLIError(f"--n-noise {args.n_noise}: must be >= 0")
     data = load_default(n_noise_features=args.n_noise, random_state=args.seed)
     X = data.X
     if not args.raw:
@@ -641,7 +768,10 @@ def _cmd_demo(args) -> int:
         raise CLIError(f"-k {k}: must be between 1 and {data.X.shape[1]}")
     methods = list_methods()
     if args.methods:
-        methods = [get_method(s) for s in args.methods.split(",") if s.strip()]
+        try:
+            methods = [get_method(s) for s in args.methods.split(",") if s.strip()]
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
     n_classes = len(np.unique(data.y))
     print(
         f"Data: {data.name}, {data.X.shape[0]} samples x {data.X.shape[1]} features, "
@@ -697,12 +827,18 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+
 _COMMANDS = {
     "methods": _cmd_methods,
+    "export": _cmd_export,
     "demo": _cmd_demo,
     "compare": _harness.cmd_compare,
     "reproduce": _harness.cmd_reproduce,
 }
+
+
+def _quiet_notes(args: argparse.Namespace) -> bool:
+    return args.command in ("compare", "reproduce") and args.progress is False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -711,9 +847,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "select":
-            return _cmd_select(args, argv)
-        return _COMMANDS[args.command](args)
+        with terminate_cleanly(), notes(quiet=False):
+            if args.command == "select":
+                return _cmd_select(args, argv)
+            return _COMMANDS[args.command](args)
     except BrokenPipeError:  # e.g. `sparsefs methods | head`: the reader left; stay quiet
         with contextlib.suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -140,7 +140,8 @@ def stability_figures(results: Any, outdir: Path, dpi: int = 110) -> list[tuple[
     for dataset, group in table.groupby("dataset", sort=False):
         group = group.assign(method=[f"{m} (k={k})" if k else m
                                      for m, k in zip(group["method"], group["k"])])
-        fig, axes = new_figure(width=max(5.0, 0.9 * len(group) + 2.0))
+        fig, axes = new_figure(width=min(max(5.0, 0.9 * len(group) + 2.0), 17.0),
+                               height=4.2 + (1.0 if len(group) > 12 else 0.0))
         plot_stability_index(group, ax=axes[0, 0])
         axes[0, 0].set_title(f"{dataset}: stability across folds", fontsize="medium")
         name = f"stability_{_slug(dataset)}.png"

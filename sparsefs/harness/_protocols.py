@@ -380,6 +380,12 @@ class TaskResult:
     rows: list[tuple] = field(default_factory=list)
     supports: list[tuple] = field(default_factory=list)
     predictions: dict[tuple, tuple] = field(default_factory=dict)
+    #: wall seconds of the whole task (fit and evaluation), for the progress estimate
+    elapsed: float = 0.0
+    #: (category, first line of the message, file, line) of every warning raised inside a task
+    #: run with ``capture_warnings``, once each: the runner re-issues them in the calling
+    #: process (a joblib worker would print them raw on its stderr)
+    warnings: list[tuple[type, str, str, int]] = field(default_factory=list)
 
 
 def _columns(X: Any, cols: np.ndarray) -> Any:
@@ -425,6 +431,7 @@ def run_task(
     spec: ExperimentSpec,
     *,
     keep_predictions: bool = False,
+    capture_warnings: bool = False,
 ) -> TaskResult:
     """Run one (data set, method, fold) of ``spec`` and return its rows.
 
@@ -439,7 +446,37 @@ def run_task(
     spec : ExperimentSpec
     keep_predictions : bool
         Keep the test rows' per-class scores (for ROC curves).
+    capture_warnings : bool
+        Record the warnings raised inside the task in ``TaskResult.warnings`` instead of
+        showing them (in a worker process, whose stderr would print them raw).
     """
+    start = time.perf_counter()
+    if not capture_warnings:
+        out = _run_task(task, X, y, true_support, spec, keep_predictions=keep_predictions)
+        out.elapsed = time.perf_counter() - start
+        return out
+    with warnings.catch_warnings(record=True) as caught:  # the filters in force still apply
+        out = _run_task(task, X, y, true_support, spec, keep_predictions=keep_predictions)
+    seen = set()
+    for w in caught:
+        text = str(w.message).strip().splitlines()[0] if str(w.message).strip() else ""
+        if (w.category, text) not in seen:
+            seen.add((w.category, text))
+            out.warnings.append((w.category, text or w.category.__name__, w.filename,
+                                 w.lineno))
+    out.elapsed = time.perf_counter() - start
+    return out
+
+
+def _run_task(
+    task: Task,
+    X: Any,
+    y: np.ndarray | None,
+    true_support: np.ndarray | None,
+    spec: ExperimentSpec,
+    *,
+    keep_predictions: bool = False,
+) -> TaskResult:
     method = spec.methods[task.i_method]
     mode = method.resolved_mode(spec.protocol)
     root = spec.seed

@@ -71,9 +71,15 @@ def _cell(value: float, sd: float, k: Any | None, digits: int = 3) -> str:
     return text
 
 
+#: A table of more method columns is split into several tables of at most this many (the row
+#: keys repeated), so that a report over every method stays readable.
+MAX_METHOD_COLUMNS = 8
+
+
 def _wide(best: pd.DataFrame, methods: list[str], row_keys: list[str], up: bool,
           with_k: bool = True, digits: int = 3, bold: bool = True) -> str:
-    """Rows = row_keys, columns = methods; the best cell of each row in bold."""
+    """Rows = row_keys, columns = methods; the best cell of each row (over all methods) in
+    bold; more than :data:`MAX_METHOD_COLUMNS` methods are split into several tables."""
     rows = []
     for key, grp in best.groupby(row_keys, sort=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -92,7 +98,16 @@ def _wide(best: pd.DataFrame, methods: list[str], row_keys: list[str], up: bool,
                 text = f"**{text}**"
             cells.append(text)
         rows.append([*key, *cells])
-    return _md_table([*row_keys, *methods], rows)
+    if len(methods) <= MAX_METHOD_COLUMNS:
+        return _md_table([*row_keys, *methods], rows)
+    n_keys = len(row_keys)
+    parts = []
+    for start in range(0, len(methods), MAX_METHOD_COLUMNS):
+        stop = min(start + MAX_METHOD_COLUMNS, len(methods))
+        parts.append(f"Methods {start + 1}–{stop} of {len(methods)}:\n\n" + _md_table(
+            [*row_keys, *methods[start:stop]],
+            [[*r[:n_keys], *r[n_keys + start:n_keys + stop]] for r in rows]))
+    return "\n\n".join(parts)
 
 
 def _method_mode(m: dict[str, Any], protocol: str) -> str:

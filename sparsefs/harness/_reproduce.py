@@ -19,21 +19,35 @@ CONFIG_ENV_VAR = "SPARSEFS_CONFIGS"
 """Environment variable naming a directory of reproduction configs (searched first)."""
 
 
+#: Where the configs travel inside an installed wheel (``pyproject.toml`` force-includes the
+#: repository's ``configs/`` there).
+PACKAGED_CONFIGS = "_configs"
+
+
 def config_dirs(config_dir: str | os.PathLike[str] | None = None) -> list[Path]:
     """Where reproduction configs are looked for, in order.
 
-    ``config_dir`` when given; ``$SPARSEFS_CONFIGS``; ``configs/`` of the source checkout
-    sparsefs was imported from; ``./configs``.
+    1. ``config_dir`` when given;
+    2. ``$SPARSEFS_CONFIGS``;
+    3. ``configs/`` of the source checkout sparsefs was imported from (an editable install or
+       ``PYTHONPATH``), recognised by the ``pyproject.toml`` beside it;
+    4. the configs shipped inside the installed package (``sparsefs/_configs``);
+    5. ``./configs``.
+
+    Only existing directories are returned, each once.
     """
     import sparsefs
 
+    package = Path(sparsefs.__file__).resolve().parent
     dirs: list[Path] = []
     if config_dir is not None:
         dirs.append(Path(config_dir))
     env = os.environ.get(CONFIG_ENV_VAR)
     if env:
         dirs.append(Path(env))
-    dirs.append(Path(sparsefs.__file__).resolve().parent.parent / "configs")
+    if (package.parent / "pyproject.toml").is_file():
+        dirs.append(package.parent / "configs")
+    dirs.append(package / PACKAGED_CONFIGS)
     dirs.append(Path.cwd() / "configs")
     seen, out = set(), []
     for d in dirs:

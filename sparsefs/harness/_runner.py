@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -209,6 +209,7 @@ def run(
     n_jobs: int | None = 1,
     progress: bool | None = None,
     keep_predictions: bool = False,
+    task_cost: Mapping[tuple[int, int], float] | None = None,
 ) -> Results:
     """Run an experiment.
 
@@ -228,12 +229,20 @@ def run(
         Show a tqdm progress bar on stderr; ``None``: only when stderr is a terminal.
     keep_predictions : bool, default=False
         Keep every test fold's per-class scores (``Results.predictions``), for ROC curves.
+    task_cost : mapping, optional
+        ``(i_data, i_method) -> expected seconds`` of one task
+        (:func:`sparsefs.harness._costs.task_costs`): the progress bar's remaining time weighs
+        the tasks by it until each method's own tasks have been timed. Default: equal weights.
+
+    Warnings raised inside a task in joblib's worker processes are re-issued here, in the
+    calling process, once per distinct message, with their category (sequential tasks raise
+    theirs directly).
 
     Returns
     -------
     Results
     """
-    from tqdm.auto import tqdm
+    from sparsefs.harness._costs import TaskProgress
 
     if not isinstance(spec, ExperimentSpec):
         raise TypeError(f"spec must be an ExperimentSpec, got {type(spec).__name__}.")
@@ -256,12 +265,17 @@ def run(
                 len(info), n_jobs)
 
     show = progress if progress is not None else sys.stderr.isatty()
-    bar = tqdm(total=len(jobs), desc=spec.name, unit="task", disable=not show, file=sys.stderr)
+    bar = TaskProgress([(t.i_data, t.i_method) for t, *_ in jobs], task_cost, show, spec.name)
     results = []
+    reissued: set[tuple[str, str]] = set()
     try:
         for res in _execute(jobs, spec, n_jobs, keep_predictions):
             results.append(res)
-            bar.update(1)
+            for category, message, filename, lineno in res.warnings:
+                if (category.__name__, message) not in reissued:
+                    reissued.add((category.__name__, message))
+                    warnings.warn_explicit(message, category, filename, lineno)
+            bar.done(res.key[:2], res.elapsed)
     finally:
         bar.close()
 
@@ -300,7 +314,8 @@ def _execute(jobs, spec, n_jobs, keep_predictions) -> Iterable[Any]:
 
     parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
     yield from parallel(
-        delayed(run_task)(task, X, y, support, spec, keep_predictions=keep_predictions)
+        delayed(run_task)(task, X, y, support, spec, keep_predictions=keep_predictions,
+                          capture_warnings=True)
         for task, X, y, support in jobs
     )
 

@@ -245,6 +245,29 @@ HASH_RENAMES: tuple[tuple[str, str], ...] = (
      "sparsefs.classification._sparse_kos_report:load_credit_default"),
 )
 
+#: (stem, parameter, value): a parameter a config now names explicitly because the estimator's
+#: default changed, with the value that was the default when stored runs were hashed (issue
+#: #31: ``SparseKOSClassifier``'s default became ``sigma2_selection="kos"``; the paper's
+#: reproduction keeps the former default, ``"joint"``). Such a parameter is left out of the
+#: hash: naming the former default is not a change of the experiment. A config that sets it
+#: to anything else hashes differently.
+HASH_FORMER_DEFAULTS: tuple[tuple[str, str, Any], ...] = (
+    ("sparse_kos", "sigma2_selection", "joint"),
+)
+
+
+def _hash_view(data: dict[str, Any]) -> dict[str, Any]:
+    """``ExperimentSpec.to_dict()`` with the :data:`HASH_FORMER_DEFAULTS` left out."""
+    methods = []
+    for method in data.get("methods", []):
+        params = dict(method.get("params", {}))
+        for stem, name, value in HASH_FORMER_DEFAULTS:
+            if method.get("stem") == stem and name in params and params[name] == value:
+                del params[name]
+        method = {k: v for k, v in method.items() if k != "params"}
+        methods.append({**method, **({"params": params} if params else {})})
+    return {**data, "methods": methods}
+
 @dataclass(frozen=True)
 class DataSpec:
     """One data set of an experiment; exactly one of ``name``, ``path``, ``generator``,
@@ -887,10 +910,12 @@ default="supervised"
         """sha256 (first 16 hex digits) of the canonical JSON of :meth:`to_dict`.
 
         Import paths of moved code are hashed under their names before the move
-        (:data:`HASH_RENAMES`): a move is not a change of the experiment, and stored runs keep
-        matching their configs.
+        (:data:`HASH_RENAMES`), and a method parameter equal to the estimator's former default
+        is left out (:data:`HASH_FORMER_DEFAULTS`): neither is a change of the experiment, and
+        stored runs keep matching their configs.
         """
-        text = json.dumps(_jsonable(self.to_dict()), sort_keys=True, separators=(",", ":"))
+        text = json.dumps(_jsonable(_hash_view(self.to_dict())), sort_keys=True,
+                          separators=(",", ":"))
         for new, old in HASH_RENAMES:
             text = text.replace(new, old)
         return hashlib.sha256(text.encode()).hexdigest()[:16]

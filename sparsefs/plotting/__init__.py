@@ -6,8 +6,10 @@ takes ``ax=None`` and returns the Axes, and none calls ``plt.show()``. Plotting 
 and fitted estimators; it never fits or selects anything.
 """
 
-from sparsefs.plotting._figures import new_figure, report_figures, save_figure
+from sparsefs.plotting._figures import new_figure, panel_grid, report_figures, save_figure
 from sparsefs.plotting._plots import (
+    method_styles,
+    place_legend,
     plot_critical_difference,
     plot_cv_curve,
     plot_feature_scores,
@@ -22,7 +24,10 @@ from sparsefs.plotting._stability import (
 )
 
 __all__ = [
+    "method_styles",
     "new_figure",
+    "panel_grid",
+    "place_legend",
     "plot_critical_difference",
     "plot_cv_curve",
     "plot_feature_scores",

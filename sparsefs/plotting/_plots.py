@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "method_styles",
+    "place_legend",
     "plot_critical_difference",
     "plot_cv_curve",
     "plot_feature_scores",
@@ -51,6 +53,48 @@ def _frame(results) -> pd.DataFrame:
     return table
 
 
+#: line styles combined with the ten default colours: 40 distinct (colour, line) pairs
+_LINESTYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D")
+
+
+def method_styles(methods: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """A distinct ``color`` / ``linestyle`` / ``marker`` for each method, stable in the order
+    given: the ten default colours first with solid lines, then again dashed, dotted and
+    dash-dotted (and other markers), so that 40 methods stay distinguishable without relying on
+    colour alone.
+
+    Parameters
+    ----------
+    methods : sequence of str
+
+    Returns
+    -------
+    dict
+        method -> keyword arguments for ``Axes.plot``.
+    """
+    out = {}
+    for i, m in enumerate(dict.fromkeys(methods)):
+        group = (i // 10) % len(_LINESTYLES)
+        out[m] = {"color": f"C{i % 10}", "linestyle": _LINESTYLES[group],
+                  "marker": _MARKERS[group]}
+    return out
+
+
+def place_legend(ax: Any, n_entries: int, *, inside: str = "best", max_inside: int = 6) -> Any:
+    """A legend inside the axes for a few entries; outside, to the right of the axes, in as
+    many columns as needed to stay within the axes' height, for more (it then never covers the
+    data). Returns the legend (None without labelled artists)."""
+    handles, _ = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    if n_entries <= max_inside:
+        return ax.legend(loc=inside, fontsize="small")
+    ncol = 1 + (n_entries - 1) // 18
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small",
+                     ncol=ncol, borderaxespad=0.0, frameon=False)
+
+
 def _only(table: pd.DataFrame, column: str, value: Any, what: str) -> pd.DataFrame:
     present = list(dict.fromkeys(table[column]))
     if value is None:
@@ -71,6 +115,8 @@ def plot_metric_vs_k(
     experiment: str | None = None,
     methods: Sequence[str] | None = None,
     show_sd: bool = True,
+    styles: dict[str, dict[str, Any]] | None = None,
+    legend: bool = True,
     ax: Any = None,
 ) -> Any:
     """A metric against the number of selected features, one line per method (the papers'
@@ -91,6 +137,11 @@ def plot_metric_vs_k(
     methods : sequence of str, optional
         A subset (and order) of methods.
     show_sd : bool, default=True
+    styles : dict, optional
+        method -> line style (:func:`method_styles`; the default for the methods drawn).
+    legend : bool, default=True
+        Draw the legend (inside for up to 6 methods, else outside to the right,
+        :func:`place_legend`); ``False`` leaves it to the caller (a figure-wide legend).
     ax : matplotlib Axes, optional
 
     Returns
@@ -112,19 +163,25 @@ def plot_metric_vs_k(
     table = _only(table, "estimator", estimator, "estimator")
     summ = summarize(table)
     order = list(methods) if methods is not None else list(dict.fromkeys(summ["method"]))
-    for i, method in enumerate(order):
+    styles = styles or method_styles(order)
+    many = len(order) > 10  # the bands of many methods hide each other
+    for method in order:
         s = summ[summ["method"] == method].sort_values("k")
         if s.empty:
             raise ValueError(f"method {method!r} is not in the results.")
-        color = f"C{i % 10}"
+        style = styles.get(method) or method_styles([method])[method]
+        color = style["color"]
         if s["k"].nunique() == 1:
             k = int(s["k"].iloc[0])
             label = f"{method} ({'own k' if k == 0 else f'k = {k}'})"
-            ax.axhline(float(s["mean"].iloc[0]), color=color, linestyle="--", label=label)
+            ax.axhline(float(s["mean"].iloc[0]), color=color, linestyle="--", label=label,
+                       linewidth=1.0)
             continue
         k, mean, sd = s["k"].to_numpy(), s["mean"].to_numpy(), s["sd"].to_numpy()
-        ax.plot(k, mean, color=color, marker="." if len(k) < 40 else None, label=method)
-        if show_sd and np.isfinite(sd).any():
+        marker = style["marker"] if len(k) < 40 else None
+        ax.plot(k, mean, color=color, linestyle=style["linestyle"], marker=marker,
+                markersize=3 if many else 5, linewidth=1.0 if many else 1.5, label=method)
+        if show_sd and not many and np.isfinite(sd).any():
             sd = np.nan_to_num(sd)
             ax.fill_between(k, mean - sd, mean + sd, color=color, alpha=0.2, linewidth=0)
     ax.set_xlabel("number of selected features k")
@@ -132,7 +189,8 @@ def plot_metric_vs_k(
     title = [str(v) for v in (dataset, estimator) if v is not None]
     if title:
         ax.set_title(" — ".join(title))
-    ax.legend(loc="best", fontsize="small")
+    if legend:
+        place_legend(ax, len(order))
     return ax
 
 
@@ -174,7 +232,8 @@ def plot_roc_curves(
     curves = dict(scores) if isinstance(scores, Mapping) else {label or "model": scores}
     y = np.asarray(y_true)
     classes = np.unique(y)
-    for i, (name, s) in enumerate(curves.items()):
+    styles = method_styles(list(curves))
+    for name, s in curves.items():
         s = np.asarray(s, dtype=float)
         if s.ndim == 1 or (s.ndim == 2 and s.shape[1] == 2 and classes.shape[0] <= 2):
             score = s if s.ndim == 1 else s[:, 1]
@@ -185,13 +244,16 @@ def plot_roc_curves(
             keep = ~np.isnan(s).any(axis=0)
             truth, score = onehot[:, keep].ravel(), s[:, keep].ravel()
         fpr, tpr, _ = roc_curve(truth, score)
-        ax.plot(fpr, tpr, color=f"C{i % 10}", label=f"{name} (AUC = {auc(fpr, tpr):.3f})")
+        style = styles[name]
+        ax.plot(fpr, tpr, color=style["color"], linestyle=style["linestyle"],
+                linewidth=1.0 if len(curves) > 10 else 1.5,
+                label=f"{name} (AUC = {auc(fpr, tpr):.3f})")
     ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", linewidth=1)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.01)
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
-    ax.legend(loc="lower right", fontsize="small")
+    place_legend(ax, len(curves), inside="lower right")
     return ax
 
 

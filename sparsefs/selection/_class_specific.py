@@ -76,7 +76,37 @@ def smote_resample(
         from imblearn.over_sampling import SMOTE
     except ImportError as exc:
         raise ImportError(SMOTE_HINT) from exc
-    return SMOTE(k_neighbors=k, random_state=seed).fit_resample(X, y)
+    # unit-free: the neighbour search squares distances, which overflow near 1e300 and
+    # underflow near 1e-300; SMOTE runs on X times a power of two that brings its largest
+    # magnitude near 1 (exact both ways: only the exponents change), and the synthetic rows
+    # x + u (x_nn - x) are scaled back by the same power
+    shift = _power_of_two_scale(X)
+    if shift == 0:
+        return SMOTE(k_neighbors=k, random_state=seed).fit_resample(X, y)
+    X_res, y_res = SMOTE(k_neighbors=k, random_state=seed).fit_resample(
+        _times_power_of_two(X, -shift), y)
+    return _times_power_of_two(X_res, shift), y_res
+
+
+def _power_of_two_scale(X) -> int:
+    """The exponent e with max |X| in [2^(e-1), 2^e) (0 for an all-zero or non-finite X)."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size == 0:
+        return 0
+    top = float(np.max(np.abs(values)))
+    if not np.isfinite(top) or top == 0.0:
+        return 0
+    return int(np.frexp(top)[1])
+
+
+def _times_power_of_two(X, e: int):
+    """``X * 2**e`` computed with :func:`numpy.ldexp` (exact unless it leaves float64's
+    range); sparse X stays sparse."""
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.ldexp(X.data, e)
+        return X
+    return np.ldexp(np.asarray(X, dtype=np.float64), e)
 
 
 def _ranking_of(est: Any, n_features: int) -> np.ndarray:

@@ -103,9 +103,9 @@ def _assert_same_order(a: np.ndarray, b: np.ndarray) -> None:
     np.testing.assert_array_equal(a[~fin], b[~fin])
     i, j = np.triu_indices(a.size, 1)
     scale = RTOL * np.maximum(np.abs(a[i]), np.abs(a[j])) + RTOL
-    with np.errstate(invalid="ignore"):  # inf - inf
+    with np.errstate(invalid="ignore"):  # inf - inf: those pairs are not "clear" anyway
         clear = fin[i] & fin[j] & (np.abs(a[i] - a[j]) > 4 * scale)
-    assert np.array_equal(np.sign(a[i] - a[j])[clear], np.sign(b[i] - b[j])[clear])
+        assert np.array_equal(np.sign(a[i] - a[j])[clear], np.sign(b[i] - b[j])[clear])
 
 
 def _clear(scores: np.ndarray) -> np.ndarray:

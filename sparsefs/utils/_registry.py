@@ -74,6 +74,13 @@ class MethodInfo:
         shown by ``sparsefs methods`` and in the note ``sparsefs select`` prints up front.
     slow_size : int or None
         ``n_samples * n_features`` from which ``sparsefs select`` prints that note.
+    fit_seconds : float or None
+        Seconds of one fit as ``sparsefs compare`` runs it by default (``rank`` mode,
+        ``n_features_to_select=80``, the method's other defaults) on one training fold of the
+        embedded default (142 x 500): CPU seconds on one BLAS thread, what a quiet machine's
+        wall time is (``benchmarks/bench_method_costs.py``). ``compare`` scales it by the
+        data's size for its up-front cost note and the first estimate of its progress bar;
+        None counts as 1 s.
     aliases : tuple of str
         Former stems, still accepted by :func:`get_method`.
     inputs : tuple of str
@@ -107,6 +114,7 @@ class MethodInfo:
     own_rule: str = ""
     cost: str = ""
     slow_size: int | None = None
+    fit_seconds: float | None = None
     aliases: tuple[str, ...] = ()
     kernel: str | None = None
     inputs: tuple[str, ...] = ("dense",)
@@ -136,6 +144,7 @@ class MethodInfo:
             "estimator": self.import_path.replace(":", "."),
             "own_rule": self.own_rule,
             "cost": self.cost,
+            "fit_seconds": self.fit_seconds,
             "aliases": list(self.aliases),
             "input": list(self.inputs),
             "targets": list(self.targets) if self.supervision == "supervised" else [],
@@ -151,6 +160,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Duda, Hart & Stork, Pattern Classification, 2001; Gu, Li & Han, UAI 2011",
         summary="between- over within-class scatter per feature (rank-identical to ANOVA F)",
         import_path="sparsefs.selection:FisherScore",
+        fit_seconds=0.00024,
         inputs=("dense", "sparse", "dask"),
         test_params=({}, {"n_features_to_select": 2}, {"n_features_to_select": 0.5}),
         own_rule="features whose ANOVA F-test p-value passes Benjamini-Hochberg at fdr=0.05",
@@ -183,6 +193,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="l0-k-means: k-means on the top-s features by between-cluster sum of squares; "
         "s by the gap statistic",
         import_path="sparsefs.clustering:L0KMeans",
+        fit_seconds=0.046,
         inputs=("dense", "sparse", "dask"),
         test_params=(
             {"n_clusters": 3, "n_permutations": 2, "n_init": 2, "random_state": 0},
@@ -203,6 +214,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="l1 sparse k-means: soft-thresholded BCSS feature weights (exact); bound by the "
         "permutation gap",
         import_path="sparsefs.clustering:SparseKMeans",
+        fit_seconds=0.04,
         inputs=("dense", "sparse"),
         test_params=(
             {
@@ -231,6 +243,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="diagonal Gaussian mixture with l1-penalised means (EM); features with all means "
         "zero dropped; penalty by BIC",
         import_path="sparsefs.clustering:PenalizedGaussianMixture",
+        fit_seconds=0.098,
         test_params=(
             {"n_clusters": 3, "n_alphas": 5, "n_init": 2, "max_iter": 30, "random_state": 0},
             {"n_clusters": 3, "alpha": 0.5, "n_init": 2, "random_state": 0},
@@ -246,6 +259,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="class-margin projection with k-means pseudo-labels and an l2,p row penalty; "
         "features by row norms of W (matrix-free Lanczos W-step)",
         import_path="sparsefs.selection:UFCM",
+        fit_seconds=0.95,
         inputs=("dense", "sparse"),
         test_params=(
             {"n_clusters": 3, "n_restarts": 2, "max_iter": 10, "random_state": 0},
@@ -266,6 +280,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "option), features by row norms of C; exact reduced group-lasso solver (l1,2) or "
         "column-blocked Woodbury ADMM (l1)",
         import_path="sparsefs.selection:SMBA",
+        fit_seconds=0.056,
         inputs=("dense", "sparse", "dask"),
         test_params=(
             {"alpha": 5.0, "tol": 1e-6, "max_iter": 10000},
@@ -283,6 +298,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="nearest class mean (l2) or median (l1) with centers differing on exactly k "
         "features, chosen exactly by the per-feature gain; multiclass row-sparse extension",
         import_path="sparsefs.classification:SparseCenterClassifier",
+        fit_seconds=0.00024,
         inputs=("dense", "sparse", "dask"),
         test_params=(
             {},
@@ -301,6 +317,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="sparse l1/l2 center classifier with k chosen by stratified CV over a grid "
         "(one fit per fold: the ranking is nested in k)",
         import_path="sparsefs.classification:SparseCenterClassifierCV",
+        fit_seconds=0.0034,
         inputs=("dense", "sparse"),
         test_params=({"cv": 3, "random_state": 0}, {"norm": "l1", "cv": 3, "random_state": 0}),
         own_rule="k chosen by stratified 5-fold CV over a grid of counts",
@@ -314,6 +331,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="locality preserving power of each feature on the kNN sample graph "
         "(raw score lower-is-better, kept as laplacian_scores_)",
         import_path="sparsefs.selection:LaplacianScore",
+        fit_seconds=0.0058,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "affinity": "binary", "n_neighbors": 3}),
         own_rule="the best 10 % (the paper defines no count)",
@@ -340,6 +358,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="spectral feature selection: phi1/phi2/phi3 of each normalised feature on the "
         "normalised graph Laplacian",
         import_path="sparsefs.selection:SPEC",
+        fit_seconds=0.0023,
         inputs=("dense", "sparse"),
         test_params=(
             {},
@@ -356,6 +375,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="multi-cluster feature selection: spectral embedding, LARS per eigenvector, "
         "score max over k of abs(a_kj)",
         import_path="sparsefs.selection:MCFS",
+        fit_seconds=0.06,
         test_params=({"n_clusters": 2}, {"n_features_to_select": 2, "n_clusters": 2}),
         own_rule="the best 10 % (the paper defines no count)",
         inputs=("dense", "sparse"),
@@ -369,6 +389,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="local discriminative scatter + l2,1 penalty on an orthonormal W, "
         "re-weighted eigen-iteration (Woodbury/Lanczos when d is large)",
         import_path="sparsefs.selection:UDFS",
+        fit_seconds=0.28,
         test_params=({"n_clusters": 2},),
         own_rule="the best 10 % (the l2,1 iteration zeroes no row)",
         inputs=("dense", "sparse"),
@@ -382,6 +403,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="nonnegative spectral cluster indicators + l2,1-regularised regression "
         "(n x n Woodbury solves)",
         import_path="sparsefs.selection:NDFS",
+        fit_seconds=0.053,
         test_params=({"n_clusters": 2, "n_init": 1, "max_iter": 100, "random_state": 0},),
         own_rule="the best 10 % (the l2,1 re-weighting zeroes no row)",
         inputs=("dense", "sparse"),
@@ -395,6 +417,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="nearest hits vs nearest misses per class (vectorised ReliefF, multiclass "
         "prior-weighted); RReliefF for a continuous target",
         import_path="sparsefs.selection:ReliefF",
+        fit_seconds=0.022,
         inputs=("dense", "sparse"),
         test_params=(
             {},
@@ -412,6 +435,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="greedy max relevance, min redundancy (MID/MIQ by discretised or KSG mutual "
         "information; FCD/FCQ by F statistic and correlation; classes or a continuous target)",
         import_path="sparsefs.selection:MRMR",
+        fit_seconds=0.087,
         test_params=(
             {"n_features_to_select": 2},
             {"n_features_to_select": 2, "criterion": "fcq"},
@@ -434,6 +458,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "target (numba kernel, equal to scikit-learn's mutual_info_classif / "
         "mutual_info_regression)",
         import_path="sparsefs.selection:MutualInfo",
+        fit_seconds=0.012,
         test_params=({"n_features_to_select": 2, "random_state": 0},),
         targets=("classification", "regression"),
         own_rule="features with a positive estimate, threshold=0 (about half on pure noise)",
@@ -451,6 +476,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         inputs=("dense", "sparse"),
         targets=("classification", "regression", "survival"),
         import_path="sparsefs.selection:LassoSelector",
+        fit_seconds=0.52,
         test_params=({"n_features_to_select": 2, "max_iter": 300},),
         outcome_params=({"n_features_to_select": 2}, {"ties": "efron"}),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
@@ -466,6 +492,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         inputs=("dense", "sparse"),
         targets=("classification", "regression", "survival"),
         import_path="sparsefs.selection:ElasticNetSelector",
+        fit_seconds=0.19,
         test_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3, "max_iter": 300},),
         outcome_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3},),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
@@ -478,6 +505,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Nie, Huang, Cai & Ding, NIPS 2010",
         summary="l2,1 loss + l2,1 penalty on one-hot classes, reweighting in n x n (dual) form",
         import_path="sparsefs.selection:RFS",
+        fit_seconds=0.042,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.3, "tol": 1e-3}),
         own_rule="the rows of W above 1e-6 of the largest norm at alpha=0.5",
@@ -491,6 +519,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="least squares on one-hot classes or several continuous targets + l2,1 "
         "penalty (multi-task lasso; accelerated proximal gradient)",
         import_path="sparsefs.selection:LsL21",
+        fit_seconds=0.0036,
         inputs=("dense", "sparse"),
         test_params=({"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300},),
         targets=("classification", "regression"),
@@ -504,6 +533,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Liu, Ji & Ye, UAI 2009",
         summary="multinomial logistic loss + l2,1 penalty (accelerated proximal gradient)",
         import_path="sparsefs.selection:LlL21",
+        fit_seconds=0.013,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300}),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
@@ -515,8 +545,10 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Lapanowski & Gaynanova, AISTATS 2019",
         summary="kernel optimal scoring with l1-penalised Gaussian-kernel feature weights "
-        "(non-linear, multiclass; sigma2 -> gamma -> lambda tuned as in the paper)",
+        "(non-linear, multiclass; sigma2 -> gamma -> lambda tuned by CV, the paper's joint "
+        "tuning with sigma2_selection=\"joint\")",
         import_path="sparsefs.classification:SparseKOSClassifier",
+        fit_seconds=1.15,
         test_params=(
             {"sigma2": 1.0, "ridge": 0.1, "alpha": 1e-3, "n_alphas": 3, "max_iter": 20},
             {"sigma2": 1.0, "ridge": 0.1, "alpha": 0.0},
@@ -526,9 +558,11 @@ _METHODS: tuple[MethodInfo, ...] = (
         demo_params={"sigma2_quantiles": (0.2,), "n_alphas": 5, "cv": 3, "max_iter": 10},
         own_rule="features with nonzero weight at the tuned lambda (sigma2 -> gamma -> lambda "
         "by 5-fold CV)",
-        cost="about 15 min on 72 x 7129 (ALLAML): 5 sigma2 values x 5 folds x 20 lambdas; "
+        cost="about 5 s on 72 x 7129 (ALLAML; 15 s with the paper's joint tuning, -p "
+        "sigma2_selection=joint), but O(n^3) in the samples: about 90 s at 2000 x 23; "
         "-p n_alphas=5 -p cv=3 shortens it",
-        slow_size=100_000,
+        # no slow_size: the cost grows with n^3, not n x p (seconds on ALLAML's 513 000 cells,
+        # a minute and more at 2000 x 23): compare's cost note scales fit_seconds instead
     ),
     MethodInfo(
         stem="sparse_naive_bayes",
@@ -540,6 +574,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "most k features: exact sorting solution (Bernoulli), convex bound with a certified "
         "duality gap (multinomial)",
         import_path="sparsefs.classification:SparseNaiveBayes",
+        fit_seconds=0.00029,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.5, "fit_prior": False}),
         own_rule="min(10, n_features) features",
@@ -554,12 +589,16 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="one feature subset per class: a selector on each class's rows (SMBA-CSFS) or "
         "on SMOTE-balanced one-vs-rest labels (GF-CSFS); union of the per-class top-m",
         import_path="sparsefs.selection:ClassSpecificSelector",
+        fit_seconds=0.068,
         inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
         test_params=(
             {"selector": "fisher_score", "strategy": "one_vs_rest", "random_state": 0},
             {"selector": "fisher_score", "strategy": "one_vs_rest", "balance": "none",
              "n_features_to_select": 2},
             {"n_features_to_select": 2, "random_state": 0},  # SMBA-CSFS: SMBA per class
+            # SMOTE-balanced one-vs-rest that selects a subset (the scale tests see SMOTE)
+            {"selector": "fisher_score", "strategy": "one_vs_rest", "n_features_to_select": 2,
+             "random_state": 0},
         ),
         demo_params={"selector": "fisher_score", "strategy": "one_vs_rest"},
         own_rule="min(20, n_features) per class; the union of the per-class subsets",
@@ -574,11 +613,14 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="SMBA-CSFS / GF-CSFS ensemble: one linear SVM per class on its own top-m "
         "features (trained on all classes, SMOTE inside fit), combined by the claim/vote rule",
         import_path="sparsefs.classification:ClassSpecificEnsembleClassifier",
+        fit_seconds=0.081,
         inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
         test_params=(
             {"selector": "fisher_score", "n_features_to_select": None, "random_state": 0},
             {"selector": "fisher_score", "n_features_to_select": 2, "balance": "none",
              "tie_rule": "restricted", "random_state": 0},
+            # SMOTE inside fit, with a selection smaller than the data (the scale tests)
+            {"selector": "fisher_score", "n_features_to_select": 2, "random_state": 0},
         ),
         demo_params={"selector": "fisher_score"},
         own_rule="min(20, n_features) per class; the union of the per-class subsets",
@@ -595,6 +637,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "PFER bound, Nogueira stability index with CI",
         inputs=("dense", "sparse"),  # sparse when its estimator takes it (the default lasso does)
         import_path="sparsefs.selection:StabilitySelector",
+        fit_seconds=0.53,
         test_params=(
             {"estimator": EstimatorParam("sparsefs.selection:FisherScore",
                                          {"n_features_to_select": 0.75}),
@@ -632,6 +675,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "label permutations of an estimator's scores), then BH / BY (FDR) or Holm / "
         "Bonferroni / max-T (FWER)",
         import_path="sparsefs.selection:ErrorControlSelector",
+        fit_seconds=0.001,
         inputs=("dense", "sparse"),
         test_params=(
             {},
@@ -666,6 +710,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "matrix), Fisher-difference (class labels), lasso or any-score statistics, knockoff+ "
         "threshold, e-value derandomisation",
         import_path="sparsefs.selection:KnockoffSelector",
+        fit_seconds=0.093,
         test_params=(
             {"n_features_to_select": 2, "statistic": "lasso_coef_diff", "random_state": 0},
             {"statistic": "score_diff", "fdr": 0.5, "random_state": 0},

@@ -195,7 +195,10 @@ def _kind_of(y, accepted: tuple[str, ...], target_type: str) -> tuple[str, str]:
         raise ValueError(f"target_type={target_type!r} is not one of {TARGET_TYPE_OPTIONS}.")
     arr = _as_array(y)
     try:
-        sk_type = type_of_target(arr, input_name="y")
+        # NaN / inf labels: scikit-learn casts them to int (numpy warns) before refusing them;
+        # the estimator's own validation names them
+        with np.errstate(invalid="ignore"):
+            sk_type = type_of_target(arr, input_name="y")
     except ValueError:
         sk_type = "unknown"
     if target_type != "auto":

@@ -12,7 +12,10 @@ its ``test_params`` settings:
 A method added to the registry is checked by all three with no further code.
 """
 
+import contextlib
 import pickle
+import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +31,7 @@ __all__ = [
     "BadInputCase",
     "bad_input_cases",
     "contract_checks",
+    "expected_warnings",
     "instances",
     "outcome_instances",
     "small_outcome_problem",
@@ -45,6 +49,36 @@ def instances(methods: list[MethodInfo] | None = None) -> Iterator[Any]:
             yield info.estimator(**build_params(params))
 
 
+@contextlib.contextmanager
+def expected_warnings(*allowed: tuple[type, str], required: bool = False) -> Iterator[list]:
+    """Record every warning raised in the block and assert each is one of ``allowed``.
+
+    For tests whose subject is not the warning but whose design provokes it (a null design on
+    which a rule selects nothing, a permutation count below the procedure's floor): the
+    warning is asserted to be the expected one, so a new or different warning fails the test
+    instead of scrolling by in the output.
+
+    Parameters
+    ----------
+    *allowed : (category, pattern)
+        A warning passes when it is an instance of ``category`` and ``re.search(pattern,
+        message)`` matches.
+    required : bool, default=False
+        Also assert that at least one warning was raised.
+
+    Yields
+    ------
+    list of warnings.WarningMessage
+        The records, for further assertions.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+    for w in caught:
+        assert any(issubclass(w.category, cat) and re.search(pattern, str(w.message))
+                   for cat, pattern in allowed), f"unexpected {w.category.__name__}: {w.message}"
+    if required:
+        assert caught, "the expected warning was not raised"
 def outcome_instances(kind: str, methods: list[MethodInfo] | None = None) -> Iterator[Any]:
     """One estimator per (method taking ``kind`` targets, setting): its ``outcome_params``
     when given, else its ``test_params``."""

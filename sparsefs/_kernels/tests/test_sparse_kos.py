@@ -492,3 +492,64 @@ def test_grouped_path_equals_the_dense_path(form):
         assert a.n_iter == b.n_iter
         np.testing.assert_allclose(b.weights, a.weights, atol=1e-9)
         np.testing.assert_allclose(b.objective, a.objective, rtol=1e-9, atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# the factored weight model (p > n q: microarrays)
+# --------------------------------------------------------------------------------------------
+
+
+def _wide(seed=0, n=14, p=40):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = np.arange(n) % 3
+    X[:, :3] += 1.2 * np.eye(3)[y]
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def test_factored_model_is_the_dense_model():
+    """Reference: the dense Q = (1/n) sum_c T_c^T T_c and beta of (14)-(15). The factor gives
+    the same matrix, diagonal, products and beta, and coordinate descent on it the same
+    minimiser (KKT of the dense model); inactive features are outside the factor."""
+    X, y = _wide()
+    Z = k.optimal_scores(y, 3)
+    w = np.ones(X.shape[1])
+    w[[5, 17]] = 0.0
+    state = k.kos_state(X, Z, 30.0, 0.2, w)
+    T = k.kernel_jacobian(state.K, X, state.dual_coef, w, 30.0)
+    R = Z - state.fitted
+    Q, beta = k.quadratic_model(T, R, state.dual_coef, w, 0.2)
+    Qf, beta_f = k.quadratic_model(T, R, state.dual_coef, w, 0.2, factored=True)
+    assert isinstance(Qf, k.FactoredQ) and 5 not in Qf.index and Qf.Tt.shape == (38, 28)
+    np.testing.assert_allclose(Qf.toarray(), Q, rtol=1e-12, atol=1e-14 * np.abs(Q).max())
+    np.testing.assert_allclose(Qf.diagonal(), np.diag(Q), rtol=1e-12)
+    v = np.random.default_rng(1).normal(size=X.shape[1]) * (w != 0)
+    np.testing.assert_allclose(Qf.matvec(v), Q @ v, rtol=1e-10, atol=1e-12 * np.abs(Q).max())
+    np.testing.assert_allclose(beta_f, beta, rtol=1e-10, atol=1e-12 * np.abs(beta).max())
+    auto_q, _ = k.quadratic_model(T, R, state.dual_coef, w, 0.2, factored=None)
+    assert isinstance(auto_q, k.FactoredQ)  # 38 active features > n q = 28
+    lam = 0.3 * 2 * np.abs(beta).max()
+    kw = {"tol": 1e-13, "max_sweeps": 100000}
+    wd, _, ok_d = k.coordinate_descent(Q, beta, w, lam, **kw)
+    wf, _, ok_f = k.coordinate_descent(Qf, beta_f, w, lam, **kw)
+    assert ok_d and ok_f
+    np.testing.assert_allclose(wf, wd, atol=1e-9)
+    assert _kkt_violation(Q, beta, wf, lam) < 1e-7 * max(1.0, np.abs(beta).max())
+    with pytest.raises(ValueError, match="active features only"):
+        k.coordinate_descent(Qf, beta_f, np.ones(X.shape[1]), lam)
+
+
+def test_factored_path_equals_the_dense_path():
+    """Reference: the same warm lambda path with the dense Q (the form used for p <= n q):
+    equal iteration counts, objectives and weights to rounding."""
+    X, y = _wide(seed=2, n=12, p=30)
+    Z = k.optimal_scores(y, 3)
+    st = k.kos_state(X, Z, 25.0, 0.2, np.ones(30))
+    lmax = k.lambda_max(X, Z, 25.0, 0.2, st)
+    alphas = np.linspace(1e-10 * lmax, lmax, 6)
+    dense = k.sparse_kos_path(X, Z, 25.0, 0.2, alphas, state=st, factored=False)
+    fact = k.sparse_kos_path(X, Z, 25.0, 0.2, alphas, state=st, factored=True)
+    for a, b in zip(dense, fact):
+        assert a.n_iter == b.n_iter
+        np.testing.assert_allclose(b.weights, a.weights, atol=1e-9)
+        np.testing.assert_allclose(b.objective, a.objective, rtol=1e-10)

@@ -424,3 +424,20 @@ def test_selector_in_a_pipeline_and_planted_recovery():
         pipe = make_pipeline(SparseCenterClassifier(20, norm=norm), LinearSVC()).fit(
             data.X, data.y)
         assert pipe[-1].n_features_in_ == 20 and pipe.score(data.X, data.y) > 0.9
+
+
+def test_cv_is_deterministic_by_default_and_unshuffled():
+    """Issue #31 row 10. Reference: scikit-learn's StratifiedKFold without shuffling (the
+    folds of GridSearchCV(cv=5)): with random_state=None two fits give the same folds, scores
+    and k, and the CV curve equals the one computed on those folds by hand."""
+    data = make_planted_classification(n_samples=60, n_features=40, random_state=5)
+    a = SparseCenterClassifierCV().fit(data.X, data.y)
+    b = SparseCenterClassifierCV().fit(data.X, data.y)
+    assert a.best_n_features_ == b.best_n_features_
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])
+    grid = a.cv_results_["n_features"]
+    ref = SparseCenterClassifierCV(n_features_grid=grid, cv=StratifiedKFold(5)).fit(
+        data.X, data.y)
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  ref.cv_results_["mean_test_score"])

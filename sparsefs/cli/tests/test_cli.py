@@ -120,5 +120,7 @@ def test_demo_runs_on_embedded_default(capsys):
 
 
 def test_demo_rejects_bad_k(capsys):
-    assert main(["demo", "-k", "0", "--no-progress"]) == 1
-    assert "-k 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # a usage error, before any import or data
+        main(["demo", "-k", "0", "--no-progress"])
+    assert exc.value.code == 2
+    assert "argument -k: 0: must be >= 1" in capsys.readouterr().err

@@ -38,7 +38,7 @@ def test_fdr_adds_pvalues_and_bh_qvalues(csv_file, tmp_path, capsys):
     np.testing.assert_allclose(table["qvalue"], false_discovery_control(p), rtol=1e-9)
     np.testing.assert_array_equal(table["selected"], table["qvalue"] <= 0.05)
     assert {"gene7", "gene2"} <= set(table.loc[table["selected"], "feature"])
-    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    meta = json.loads(out.with_name(out.name + ".meta.json").read_text())
     assert meta["error_control"] == {"rate": "FDR", "level": 0.05, "procedure": "bh",
                                      "pvalues": "estimator", "n_permutations": 0,
                                      "n_selected": int(table["selected"].sum())}
@@ -61,7 +61,7 @@ def test_fwer_with_permutations_of_any_method(csv_file, tmp_path, capsys):
     assert rows["pvalue"].min() == pytest.approx(1 / 1000)
     np.testing.assert_allclose(rows["qvalue"], np.minimum(1, 40 * rows["pvalue"]))
     assert set(rows.loc[rows["selected"], "feature"]) == {"gene7", "gene2"}
-    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    meta = json.loads(out.with_name(out.name + ".meta.json").read_text())
     assert meta["error_control"]["pvalues"] == "permutation"
     assert meta["error_control"]["n_permutations"] == 999
 
@@ -74,7 +74,7 @@ def test_fdr_on_knockoffs_sets_their_level(csv_file, tmp_path, capsys):
     ref = KnockoffSelector(fdr=0.5, random_state=2).fit(X, y)
     np.testing.assert_allclose(table["knockoff_statistic"], ref.statistics_[0])
     np.testing.assert_array_equal(table["selected"], ref.support_)
-    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    meta = json.loads(out.with_name(out.name + ".meta.json").read_text())
     assert meta["error_control"]["procedure"] == "knockoff+"
     assert meta["error_control"]["level"] == 0.5
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from sparsefs.cli import main
+from sparsefs.cli._main import meta_path
 from sparsefs.datasets import make_multi_donor_counts
 from sparsefs.selection import ErrorControlSelector, FisherScore, StabilitySelector
 
@@ -47,7 +48,7 @@ def test_select_fdr_with_groups_is_donor_level(cells_csv, tmp_path, capsys):
     np.testing.assert_allclose(table["pvalue"], ref.pvalues_, rtol=1e-9)
     np.testing.assert_array_equal(table["selected"], ref.support_)
     assert "donor" not in set(table["feature"])  # the groups column is not a feature
-    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    meta = json.loads(meta_path(out).read_text())
     assert meta["groups"] == {"column": "donor", "design": "nested", "n_groups": 8}
     assert meta["error_control"]["pvalues"] == "pseudobulk-anova"
 
@@ -142,7 +143,7 @@ def test_select_continuous_target_with_groups(donor_outcome_csv, tmp_path, capsy
     table = pd.read_csv(out).set_index("index").sort_index()
     means = np.array([X[g == k].mean(axis=0) for k in range(9)])
     np.testing.assert_allclose(table["pvalue"], f_regression(means, age)[1], rtol=1e-6)
-    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    meta = json.loads(meta_path(out).read_text())
     assert meta["groups"] == {"column": "donor", "design": "nested", "n_groups": 9}
     assert meta["error_control"]["pvalues"] == "pseudobulk-f"
     assert meta["data"]["outcome"] == "regression"

@@ -94,7 +94,7 @@ def test_compare_mat_file_with_labels_inside(tmp_path):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--cv", "abc"], "--cv 'abc'"),
+        (["--cv", "abc"], "--cv: 'abc'"),
         (["--methods", "nope"], "unknown method 'nope'"),
         (["--k", "0:3"], "k grid"),
         (["--cv", "none"], "held-out rows"),
@@ -104,9 +104,16 @@ def test_compare_mat_file_with_labels_inside(tmp_path):
 def test_compare_errors_are_one_line(tmp_path, capsys, extra, message):
     args = ["compare", "default", "--methods", "fisher_score", "--out", str(tmp_path / "o"),
             "--no-progress", *extra]
-    assert main(args) == 1
+    try:
+        code = main(args)
+    except SystemExit as exc:  # a bad value of one flag is a usage error (status 2)
+        code = exc.code
     err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1
+    assert message in err
+    if code == 2:
+        assert err.strip().splitlines()[-1].startswith("sparsefs compare: error: argument ")
+    else:
+        assert code == 1 and len(err.strip().splitlines()) == 1
 
 
 def test_compare_needs_methods(capsys):

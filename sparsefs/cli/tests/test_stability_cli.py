@@ -41,7 +41,7 @@ def test_select_stability_writes_frequencies_beside_scores(csv_file, tmp_path, c
     np.testing.assert_allclose(by_index["frequency"], sel.frequencies_)
     np.testing.assert_array_equal(by_index["stable"], sel.support_)
     assert set(table.loc[table["stable"], "feature"]) >= {"gene7", "gene2"}
-    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    meta = json.loads(out.with_name(out.name + ".meta.json").read_text())
     assert meta["stability"]["n_resamples"] == 20 and meta["stability"]["threshold"] == 0.6
     assert meta["n_selected"] == int(sel.support_.sum())
 
@@ -52,7 +52,7 @@ def test_select_stability_default_count_pfer_and_plot(csv_file, tmp_path, capsys
     assert main(["select", str(path), "-t", "diagnosis", "-m", "fisher_score", "-k", "2",
                  "--stability", "--pfer", "1", "--stability-plot", str(fig),
                  "--out", str(out)]) == 0, capsys.readouterr().err
-    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    meta = json.loads(out.with_name(out.name + ".meta.json").read_text())
     assert meta["stability"]["n_resamples"] == 50 and meta["stability"]["pfer"] == 1
     assert meta["stability"]["pfer_bound"] <= 1
     assert fig.exists() and fig.stat().st_size > 1000

@@ -185,6 +185,30 @@ def test_from_toml_resolves_paths_and_round_trips(tmp_path):
     assert replace(spec, seed=8).spec_hash() != spec.spec_hash()
 
 
+def test_hash_leaves_out_a_parameter_named_at_its_former_default():
+    """Reference: the stored sparse KOS reproduction (docs/reproductions/sparse_kos/*.meta.json)
+    was hashed when ``sigma2_selection="joint"`` was the default; its config now names it
+    (issue #31), and the stored hashes still match. Any other value is a different run."""
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    spec = ReproductionSpec.from_toml(root / "configs" / "sparse_kos.toml")
+    for exp in spec.experiments:
+        stored = json.loads((root / "docs" / "reproductions" / "sparse_kos"
+                             / f"{exp.name}.meta.json").read_text())
+        named = [m for m in exp.methods if m.params.get("sigma2_selection") == "joint"]
+        assert named, exp.name  # the config names the paper's tuning
+        assert exp.spec_hash() == stored["spec_hash"], exp.name
+        plain = [replace(m, params={k: v for k, v in m.params.items()
+                                    if k != "sigma2_selection"}) for m in exp.methods]
+        assert replace(exp, methods=plain).spec_hash() == exp.spec_hash()
+        other = [replace(m, params={**m.params, "sigma2_selection": "kos"})
+                 if m.params.get("sigma2_selection") else m for m in exp.methods]
+        assert replace(exp, methods=other).spec_hash() != exp.spec_hash()
+
+
 def test_from_toml_rejects_typos(tmp_path):
     path = tmp_path / "spec.toml"
     path.write_text(TOML.replace("seed = 7", "sede = 7"))

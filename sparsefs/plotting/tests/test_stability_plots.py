@@ -83,8 +83,12 @@ def test_penalty_path_axis():
     from sparsefs.selection import LassoSelector
 
     d = make_planted_classification(60, 30, 3, 2, shift=2.0, random_state=2)
-    sel = StabilitySelector(LassoSelector(), n_resamples=4, random_state=0, path_param="alpha",
-                            path_values=[1.0, 0.3, 0.05]).fit(d.X, d.y)
+    from sparsefs.exceptions import NoFeatureSelectedWarning
+    from sparsefs.utils.estimator_checks import expected_warnings
+
+    with expected_warnings((NoFeatureSelectedWarning, "LassoSelector selected no feature")):
+        sel = StabilitySelector(LassoSelector(), n_resamples=4, random_state=0,
+                                path_param="alpha", path_values=[1.0, 0.3, 0.05]).fit(d.X, d.y)
     _fig, ax = plt.subplots()
     plot_stability_path(sel, ax=ax)
     assert ax.get_xlabel() == "alpha of the base estimator" and ax.get_xscale() == "log"

@@ -170,3 +170,28 @@ def test_smote_repeats_a_lone_row_and_interpolates_the_others():
     lone = Xr[yr == 5]
     np.testing.assert_array_equal(lone, np.repeat(X[:1], 23, axis=0))
     np.testing.assert_array_equal(Xr[: X.shape[0]], X)  # originals first
+
+
+@pytest.mark.parametrize("scale", [1e-300, 2.0**-900, 1e300, 2.0**900])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_smote_is_unit_free(scale, sparse):
+    """Issue #31 row 9. Reference: imbalanced-learn's SMOTE on X at scale 1. At 1e+-300 its
+    squared neighbour distances overflow or underflow; sparsefs's smote_resample must give
+    ``scale`` times the scale-1 rows (the originals exactly; the synthetic ones to rounding,
+    exactly for a power-of-two scale)."""
+    import scipy.sparse as sparse_mod
+    from imblearn.over_sampling import SMOTE
+
+    from sparsefs.selection._class_specific import smote_resample
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 5))
+    y = np.repeat([0, 1], [28, 12])
+    ref_X, ref_y = SMOTE(k_neighbors=3, random_state=7).fit_resample(X, y)
+    data = X * scale
+    got_X, got_y = smote_resample(sparse_mod.csr_matrix(data) if sparse else data, y, 3, 7)
+    got_X = got_X.toarray() if sparse else got_X
+    np.testing.assert_array_equal(got_y, ref_y)
+    np.testing.assert_array_equal(got_X[:40], data)
+    exact = np.frexp(scale)[0] == 0.5
+    np.testing.assert_allclose(got_X / scale, ref_X, rtol=0 if exact else 1e-12, atol=0)

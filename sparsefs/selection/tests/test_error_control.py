@@ -8,7 +8,6 @@ seeded Monte-Carlo over designs with a known truth (the FDR / FWER guarantees th
 as scikit-learn's ``test_select_fdr_regression``).
 """
 
-import warnings
 from contextlib import contextmanager
 from itertools import combinations
 
@@ -23,6 +22,7 @@ from sparsefs.datasets import make_planted_classification
 from sparsefs.exceptions import NoFeatureSelectedWarning
 from sparsefs.selection import ErrorControlSelector, FisherScore, LaplacianScore
 from sparsefs.selection._error_control import stratified_permutations
+from sparsefs.utils.estimator_checks import expected_warnings
 
 
 def gaussian_design(seed, n=200, p=500, k=20, shift=0.5, rho=0.0, block=10):
@@ -47,11 +47,15 @@ def gaussian_design(seed, n=200, p=500, k=20, shift=0.5, rho=0.0, block=10):
 
 
 @contextmanager
-def quiet_empty_selection():
-    """Silences the empty-selection warning where it is the expected outcome."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoFeatureSelectedWarning)
-        yield
+def quiet_empty_selection(*more):
+    """Asserts that the only warnings are the empty-selection one, where it is the expected
+    outcome, and ``more`` (category, pattern) pairs."""
+    with expected_warnings((NoFeatureSelectedWarning, "selected no feature"), *more) as caught:
+        yield caught
+
+
+#: the permutation floor: 1/(B+1) above BH's first threshold (the tests' B on purpose)
+FLOOR = (UserWarning, r"the smallest p-value is 1/\(B\+1\)")
 
 
 def fdp_and_power(selected, support):
@@ -169,7 +173,7 @@ def test_permutation_pvalues_uniform_under_the_null_and_never_zero():
     1/(B+1) and a KS test against U(0, 1) does not reject (p > 0.01; measured 0.78)."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(40, 400)), rng.permutation(np.arange(40) % 2)
-    with quiet_empty_selection():
+    with quiet_empty_selection(FLOOR):
         sel = ErrorControlSelector(pvalues="permutation", n_permutations=199,
                                    random_state=0).fit(X, y)
     p = sel.pvalues_
@@ -204,8 +208,9 @@ def test_permutation_pvalues_of_fisher_score_estimate_the_f_test(planted):
     """The Fisher score is monotone in the F statistic, whose null is exact for Gaussian
     noise: the permutation p-values estimate the analytic ones (within 4 SE + 1/(B+1))."""
     B = 999
-    sel = ErrorControlSelector(FisherScore(n_features_to_select=1), pvalues="permutation",
-                               n_permutations=B, random_state=0).fit(planted.X, planted.y)
+    with expected_warnings(FLOOR, required=True):  # the test is about the p-values
+        sel = ErrorControlSelector(FisherScore(n_features_to_select=1), pvalues="permutation",
+                                   n_permutations=B, random_state=0).fit(planted.X, planted.y)
     analytic = f_classif(planted.X, planted.y)[1]
     se = np.sqrt(analytic * (1 - analytic) / B)
     assert np.all(np.abs(sel.pvalues_ - analytic) <= 4 * se + 2 / (B + 1))
@@ -246,8 +251,9 @@ def test_strata_give_a_valid_null_under_confounding():
     y = np.where(rng.random(n) < np.where(batch == 1, 0.85, 0.15), 1, 0)
     X = rng.normal(size=(n, 60)) + 1.5 * batch[:, None]
     kw = {"pvalues": "permutation", "n_permutations": 199, "random_state": 0, "method": "bh"}
-    plain = ErrorControlSelector(**kw).fit(X, y)
-    with quiet_empty_selection():
+    with expected_warnings(FLOOR):
+        plain = ErrorControlSelector(**kw).fit(X, y)
+    with quiet_empty_selection(FLOOR):
         strat = ErrorControlSelector(**kw).fit(X, y, strata=batch)
     assert plain.support_.sum() > 30
     assert strat.support_.sum() == 0
@@ -298,8 +304,9 @@ def test_errors(planted):
         ErrorControlSelector(method="fdr").fit(X, y)
     with pytest.raises(TypeError, match="not a scikit-learn estimator"):
         ErrorControlSelector(object(), pvalues="permutation").fit(X, y)
-    sel = ErrorControlSelector("fisher_score", pvalues="permutation", n_permutations=5,
-                               n_features_to_select=3, random_state=0).fit(X, y)
+    with quiet_empty_selection():  # the inner FisherScore's own rule, on some permutations
+        sel = ErrorControlSelector("fisher_score", pvalues="permutation", n_permutations=5,
+                                   n_features_to_select=3, random_state=0).fit(X, y)
     assert sel.support_.sum() == 3 and isinstance(sel.estimator_, FisherScore)
 
 
@@ -308,7 +315,8 @@ def test_constant_features_rank_last_with_p_one(planted):
     X[:, [0, 5]] = 3.0
     for kw in ({}, {"pvalues": "kruskal"}, {"pvalues": "permutation", "n_permutations": 9,
                                             "random_state": 0}):
-        sel = ErrorControlSelector(**kw).fit(X, planted.y)
+        with quiet_empty_selection(FLOOR):  # B = 9: no rejection possible, and it says so
+            sel = ErrorControlSelector(**kw).fit(X, planted.y)
         assert np.all(sel.pvalues_[[0, 5]] == 1.0)
         assert np.all(sel.ranking_[[0, 5]] > X.shape[1] - 2)
 

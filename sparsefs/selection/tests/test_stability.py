@@ -15,6 +15,7 @@ from sklearn.feature_selection import SelectKBest, f_classif
 
 from sparsefs.classification import SparseCenterClassifier
 from sparsefs.datasets import make_planted_classification
+from sparsefs.exceptions import NoFeatureSelectedWarning
 from sparsefs.metrics import nogueira_index
 from sparsefs.selection import (
     FisherScore,
@@ -23,6 +24,7 @@ from sparsefs.selection import (
     MutualInfo,
     StabilitySelector,
 )
+from sparsefs.utils.estimator_checks import expected_warnings
 
 
 def _planted(seed, n=100, p=1000, shift=1.5):
@@ -128,8 +130,10 @@ def test_global_null_selects_about_nothing():
     for seed in range(20):
         rng = np.random.default_rng(seed)
         X, y = rng.normal(size=(60, 300)), np.arange(60) % 2
-        sel = StabilitySelector(FisherScore(n_features_to_select=15), n_resamples=40, pfer=1,
-                                random_state=seed).fit(X, y)
+        with expected_warnings((NoFeatureSelectedWarning, "selected no feature")) as caught:
+            sel = StabilitySelector(FisherScore(n_features_to_select=15), n_resamples=40,
+                                    pfer=1, random_state=seed).fit(X, y)
+        assert len(caught) == int(sel.support_.sum() == 0)  # warned exactly when empty
         noise.append(sel.support_.sum())
         assert sel.pfer_bound_ <= 1 + 1e-9
     assert np.mean(noise) <= 1.0
@@ -323,8 +327,10 @@ def test_lasso_penalty_path():
     W = 0 there); each column equals a StabilitySelector of LassoSelector(alpha=value)."""
     d = _planted(12, n=60, p=40)
     alphas = [1.0, 0.5, 0.2]
-    sel = StabilitySelector(LassoSelector(), n_resamples=4, random_state=0, path_param="alpha",
-                            path_values=alphas).fit(d.X, d.y)
+    with expected_warnings((NoFeatureSelectedWarning, "LassoSelector selected no feature"),
+                           required=True):  # alpha = 1: every half-sample's lasso is empty
+        sel = StabilitySelector(LassoSelector(), n_resamples=4, random_state=0,
+                                path_param="alpha", path_values=alphas).fit(d.X, d.y)
     assert sel.frequency_path_.shape == (40, 3) and sel.path_param_ == "alpha"
     np.testing.assert_array_equal(sel.frequency_path_[:, 0], 0.0)
     for i, a in enumerate(alphas[1:], start=1):

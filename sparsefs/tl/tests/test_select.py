@@ -143,17 +143,19 @@ def test_continuous_and_survival_obs_columns():
     s = make_planted_survival(n_samples=60, n_features=30, n_informative=3, effect=1.0,
                               random_state=0)
     ages = np.rint(10 * d.y + 40)
+    # expression levels (no negative values), as tl.select expects of X
+    Xd, Xs = d.X + 10.0, s.X + 10.0
     obs = pd.DataFrame({"age": ages.astype(int), "os_days": s.y["time"],
                         "dead": s.y["event"].astype(int)},
                        index=[f"c{i}" for i in range(60)])
-    ad = anndata.AnnData(d.X, obs=obs)
+    ad = anndata.AnnData(Xd, obs=obs)
     sparsefs.tl.select(ad, "lasso", target="age", n_features=3)
-    ref = LassoSelector(n_features_to_select=3, target_type="regression").fit(d.X, ages)
+    ref = LassoSelector(n_features_to_select=3, target_type="regression").fit(Xd, ages)
     np.testing.assert_array_equal(ad.var["sparsefs_selected"].to_numpy(), ref.support_)
     assert ad.uns["sparsefs"]["params"]["target"] == "age"
-    ad2 = anndata.AnnData(s.X, obs=obs)
+    ad2 = anndata.AnnData(Xs, obs=obs)
     sparsefs.tl.select(ad2, "univariate_score", time="os_days", event="dead", n_features=3)
-    ref = UnivariateScore(n_features_to_select=3).fit(s.X, s.y)
+    ref = UnivariateScore(n_features_to_select=3).fit(Xs, s.y)
     np.testing.assert_allclose(ad2.var["sparsefs_score"].to_numpy(), ref.scores_)
     np.testing.assert_allclose(ad2.var["sparsefs_pval"].to_numpy(), ref.pvalues_)
     with pytest.raises(ValueError, match=r"target= .* or time= and event="):
