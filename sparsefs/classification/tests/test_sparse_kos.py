@@ -57,15 +57,16 @@ def test_simulation1_three_seeds():
     assert kept == 3
 
 
-def test_default_tuning_selects_what_the_papers_tuning_selects_on_simulation1():
-    """Reference: the paper's joint (sigma2, lambda) tuning, ``sigma2_selection="joint"``
-    (issue #31 row 11 / #33: the default, sigma2 first, keeps the paper's selections on
-    Simulation 1 - 20/20 splits in benchmarks/study_sparse_kos_default.py); one split here."""
-    assert SparseKOSClassifier().sigma2_selection == "kos"
+def test_hierarchical_tuning_selects_what_the_papers_tuning_selects_on_simulation1():
+    """Reference: the paper's joint (sigma2, lambda) tuning, the default
+    ``sigma2_selection="joint"``; the cheaper hierarchical option (sigma2 first) keeps its
+    selections on Simulation 1 (20/20 splits in benchmarks/study_sparse_kos_default.py, not on
+    every UCI split: docs/methods/sparse_kos.md, "The default"); one split here."""
+    assert SparseKOSClassifier().sigma2_selection == "joint"
     for seed in (0,):
         Xtr, _, ytr, _ = _sim1(seed)
-        default = SparseKOSClassifier(random_state=seed).fit(Xtr, ytr)
-        paper = SparseKOSClassifier(sigma2_selection="joint", random_state=seed).fit(Xtr, ytr)
+        default = SparseKOSClassifier(sigma2_selection="kos", random_state=seed).fit(Xtr, ytr)
+        paper = SparseKOSClassifier(random_state=seed).fit(Xtr, ytr)
         np.testing.assert_array_equal(default.support_, paper.support_)
         np.testing.assert_array_equal(default.support_, [True, True, False, False])
 

@@ -366,7 +366,7 @@ def test_8_long_fit_is_announced_up_front(csv_file, tmp_path, capsys, monkeypatc
 def test_8_methods_table_shows_the_cost(capsys):
     assert main(["methods"]) == 0
     out = capsys.readouterr().out
-    assert "  sparse_kos: about 5 s on 72 x 7129" in out
+    assert "  sparse_kos: about 15 s on 72 x 7129" in out
     assert "  ufcm: features whose row of W is not negligible" in out
 
 
