@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sparsefs import __version__
-from sparsefs.cli import _harness
+from sparsefs.cli import _harness, _standing
 from sparsefs.cli._common import (
     DEFAULT_DATA,
     CLIError,
@@ -176,6 +176,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_progress_options(p)
 
     _harness.add_parsers(sub)
+    _standing.add_parser(sub)
     return parser
 
 
@@ -623,6 +624,7 @@ _COMMANDS = {
     "demo": _cmd_demo,
     "compare": _harness.cmd_compare,
     "reproduce": _harness.cmd_reproduce,
+    "standing": _standing.cmd_standing,
 }
 
 
