@@ -40,8 +40,10 @@ def add_parser(sub: Any) -> None:
         "rerun computes only the cells (data set x method) not stored yet; --from-results "
         "computes nothing. Real data sets are read from SPARSEFS_DATA.",
     )
-    p.add_argument("which", nargs="?", default="all", choices=sorted(_WHICH),
-                   help="a (microarray), b (markers), c (clustering) or all (default)")
+    p.add_argument("which", nargs="?", default="all",
+                   help="a (microarray), b (markers), c (clustering), all (default), or a study "
+                   "of configs/standing (defaults_smba_csfs: the defaults policy, which reuses "
+                   "the microarray benchmark's stored cells)")
     p.add_argument("--out", "-o", default="docs",
                    help="output directory (default ./docs: docs/standing.md)")
     p.add_argument("--quick", action="store_true",
@@ -110,8 +112,9 @@ def render(out: Path, *, quick: bool, figures: bool, config_dir: str | None,
                 made = standing_figures(a, fig_dir)
                 rel = fig_dir.relative_to(out)
                 figs[bench] = {k: (c, f"{rel.as_posix()}/{f}") for k, (c, f) in made.items()}
-    extra = [] if quick else [s for s in [defaults_section(out)] if s]
-    text = render_page(analyses, figs, command=command, extra_sections=extra)
+    extra = [] if quick else [s for s in [defaults_section(out, config_dir=config_dir)] if s]
+    text = render_page(analyses, figs, command=command, extra_sections=extra,
+                       results=(out / "standing" / "results").as_posix() + "/")
     if quick:
         text = text.replace("# Where each method stands: the field's own benchmarks",
                             "# Where each method stands (quick run: reduced benchmarks)", 1)
@@ -121,14 +124,29 @@ def render(out: Path, *, quick: bool, figures: bool, config_dir: str | None,
 
 
 def cmd_standing(args: argparse.Namespace) -> int:
-    """``sparsefs standing``."""
+    """``sparsefs standing``: a terminated run (SIGTERM) stops its worker processes; the
+    cells stored so far stay, and a rerun resumes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return _standing(args)
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        return _standing(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _standing(args: argparse.Namespace) -> int:
     from sparsefs.cli._common import progress_enabled
     from sparsefs.harness.standing import run_standing
 
     _setup_logging(args.progress)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    benches = _WHICH[args.which]
+    study = args.which not in _WHICH
+    benches = [args.which] if study else _WHICH[args.which]
     retry = tuple(s.strip() for s in args.retry.split(",") if s.strip())
     bad = sorted(set(retry) - {"budget", "error", "missing"})
     if bad:
@@ -138,10 +156,15 @@ def cmd_standing(args: argparse.Namespace) -> int:
     computed = []
     if not args.from_results:
         for bench in benches:
+            reuse = ()
+            if study:
+                from sparsefs.harness.standing import load_standing_spec
+
+                reuse = (load_standing_spec(bench, config_dir=args.config_dir).benchmark,)
             outcomes = run_standing(bench, out, quick=args.quick, n_jobs=args.n_jobs,
                                     force=args.force, retry=retry,
                                     progress=progress_enabled(args),
-                                    config_dir=args.config_dir)
+                                    config_dir=args.config_dir, reuse_from=reuse)
             computed.append((bench, outcomes))
     command = "sparsefs standing all --from-results" + (" --quick" if args.quick else "") + \
         f" --out {shlex.quote(str(args.out))}"

@@ -300,7 +300,7 @@ def _clustering(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
         tables[f"curves_{metric}"] = pd.DataFrame(curves, index=[int(k) for k in grid])
     tables["fit_time"] = _matrix(spec, {key: float(r.get("fit_cpu", r["fit_time"]))
                                         for key, r in results.items() if "order" in r})
-    k_sim = int(spec.protocol.get("similarity_k", 50))
+    k_sim = min(int(spec.protocol.get("similarity_k", 50)), max(spec.k_grid()))
     tops = {}
     for (d, m), r in results.items():
         if "order" in r and spec.method(m).kind != "baseline" and len(r["order"]) >= k_sim:
@@ -336,6 +336,18 @@ def _markers(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Headli
                 spec, f"acc_{c}",
                 f"held-out accuracy, {words} on {panel} genes per type",
                 _matrix(spec, acc), metric_words=f"held-out accuracy ({words})"))
+    by_type: dict[str, pd.DataFrame] = {}
+    for d in spec.datasets:
+        rows = {}
+        for m in spec.methods:
+            r = results.get((d.label, m.label))
+            if r is None or not r["folds"] or "recall" not in r["folds"][0]:
+                continue
+            rows[m.label] = {g: float(np.mean([f["recall"][g] for f in r["folds"]]))
+                             for g in r["folds"][0]["recall"]}
+        if rows:
+            by_type[d.label] = pd.DataFrame(rows).T
+    tables["recall_by_type"] = by_type
     tables["recall_min"] = _matrix(spec, {key: float(r["recall_min"])
                                           for key, r in results.items()
                                           if r.get("recall_min") is not None})

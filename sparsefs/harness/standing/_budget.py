@@ -49,7 +49,7 @@ class Budget:
             return
         elapsed = self.elapsed
         projected = elapsed * total / done
-        limit = self.seconds * (2.0 if done == 1 else 1.0)
+        limit = self.seconds * (1.25 if done == 1 else 1.0)
         if elapsed > self.seconds or (done < total and projected > limit):
             raise OverBudget(f"{done} of {total} {what} took {elapsed:.0f} CPU s: about "
                              f"{projected:.0f} s in all, over the budget of "

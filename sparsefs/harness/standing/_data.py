@@ -143,10 +143,20 @@ def load_cells(loader: str, params: dict[str, Any]) -> MarkerData:
 
 @functools.lru_cache(maxsize=4)
 def _matrix(spec_json: str) -> Dataset:
-    from sparsefs.harness._data import load_dataset
+    import inspect
+
+    from sparsefs.harness._data import import_object, load_dataset
     from sparsefs.harness._spec import DataSpec
 
-    return load_dataset(DataSpec(**json.loads(spec_json)))
+    spec = json.loads(spec_json)
+    if spec.get("loader"):
+        # a generator without its own random_state gets 0: the same data in every cell
+        func = import_object(spec["loader"])
+        params = dict(spec.get("params", {}))
+        if "random_state" in inspect.signature(func).parameters:
+            params.setdefault("random_state", 0)
+        spec["params"] = params
+    return load_dataset(DataSpec(**spec), seed=0)
 
 
 def load_matrix(data) -> Dataset:

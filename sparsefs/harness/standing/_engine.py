@@ -349,8 +349,12 @@ def _run_pool(spec, todo, n_jobs, done, missing_data, bar) -> None:
                     queue = [(d, m) for (d, m, _t, _k) in running.values()] + queue
                     running.clear()
                 executor = get_reusable_executor(max_workers=n_jobs, timeout=600)
-    finally:
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM): stop the cells in flight too
+        executor.shutdown(wait=False, kill_workers=True)
+        raise
+    else:
         executor.shutdown(wait=True)
+    finally:
         for p in markers.glob("*"):
             p.unlink(missing_ok=True)
         markers.rmdir()

@@ -511,6 +511,16 @@ def _markers_section(a: Analysis, figs) -> list[str]:
     out += ["### Cells", "", *_status_lines(a)]
     for h in a.headlines:
         out += _headline_section(a, h, figs)
+    by_type = a.tables.get("recall_by_type") or {}
+    if by_type:
+        first = next(iter(by_type))
+        t = by_type[first]
+        rows = [[m, *(_f(t.loc[m, g]) for g in t.columns), _f(t.loc[m].mean())]
+                for m in t.index]
+        out += [f"### Recall per type ({first})", "",
+                "The share of each type's planted markers among its top m, mean over the "
+                "folds (the other simulations: in the stored results).", "",
+                md_table(["method", *t.columns, "mean"], rows), ""]
     for key, title in (("recall_min", "Recall of the worst-recovered type"),
                        ("expert", "Expert-marker recall (pbmc68k_reduced)")):
         mat = a.tables.get(key)
@@ -615,7 +625,8 @@ def _run_info(analyses: Mapping[str, Analysis | None]) -> list[str]:
 def render_page(analyses: Mapping[str, Analysis | None],
                 figures: Mapping[str, Mapping[str, tuple[str, str]]] | None = None, *,
                 command: str = "sparsefs standing all --from-results --out docs",
-                extra_sections: Sequence[str] = ()) -> str:
+                extra_sections: Sequence[str] = (),
+                results: str = "docs/standing/results/") -> str:
     """The markdown of ``docs/standing.md``.
 
     Parameters
@@ -628,6 +639,8 @@ def render_page(analyses: Mapping[str, Analysis | None],
         The command that regenerates the page (printed on it).
     extra_sections : sequence of str
         Markdown appended at the end (e.g. the defaults study).
+    results : str
+        Where the stored results are (printed on the page).
 
     Returns
     -------
@@ -642,7 +655,7 @@ def render_page(analyses: Mapping[str, Analysis | None],
     for bench in ("microarray", "markers", "clustering"):
         out.append(f"- ({LETTER[bench]}) {bench}: after {PAPERS[bench]}.")
     out += ["", "Every number and verdict below is computed from the stored results "
-            "(`docs/standing/results/`, one compressed file per data set, one record per "
+            f"(`{results}`, one compressed file per data set, one record per "
             "method) by", "", "```", command, "```", "",
             "`sparsefs standing a|b|c|all --out docs` computes what is not stored yet (a "
             "rerun with nothing new computes nothing); `--quick` runs the reduced smoke "

@@ -91,6 +91,7 @@ class ResultStore:
             with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
                                                             compresslevel=9) as fh:
                 fh.write(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+            os.chmod(tmp, 0o644)  # mkstemp's 0600 would make the committed files private
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

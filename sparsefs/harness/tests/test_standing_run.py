@@ -293,3 +293,28 @@ def test_policy_decision_rule():
     assert policy_decision(scores, halves, "cur", "new").keep == "candidate"
     scores["new"] = scores["cur"]
     assert policy_decision(scores, halves, "cur", "new").keep == "current"  # ties keep it
+
+
+@pytest.mark.slow
+def test_quick_standing_run_of_all_three(tmp_path, capsys):
+    """`sparsefs standing all --quick`: the three reduced benchmarks end to end (under ten
+    minutes on a quiet 2-core machine), then a second run computes nothing."""
+    pytest.importorskip("scanpy")
+    pytest.importorskip("matplotlib")
+    from sparsefs.datasets._asu import shared_data_dir
+
+    if shared_data_dir() is None:
+        pytest.skip("the shared data sets (SPARSEFS_DATA) are not available")
+    from sparsefs.cli import main
+
+    args = ["standing", "all", "--quick", "--out", str(tmp_path), "-j", "2", "--no-progress"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    for bench in ("microarray", "markers", "clustering"):
+        assert f"{bench}: computed" in out
+    page = (tmp_path / "standing-quick.md").read_text()
+    for title in ("## (a) Microarray", "## (b) Marker genes", "## (c) Unsupervised"):
+        assert title in page
+    assert "Wilcoxon signed-rank" in page and "Nemenyi" in page
+    assert main([*args, "--no-figures"]) == 0
+    assert capsys.readouterr().out.count("computed 0 cell(s)") == 3
