@@ -72,7 +72,7 @@ def round_robin_scores(orders: list[np.ndarray], n_features: int) -> np.ndarray:
     Examples
     --------
     >>> round_robin_scores([np.array([2, 0, 1]), np.array([1, 2, 0])], 3).tolist()
-    [-4.0, -1.0, -0.0]
+    [-2.0, -1.0, -0.0]
     """
     G = len(orders)
     pos = np.full(n_features, np.inf)

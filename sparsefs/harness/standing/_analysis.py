@@ -292,7 +292,7 @@ def _clustering(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
             per = []
             for d in spec.datasets:
                 r = results.get((d.label, m.label))
-                if r is None or list(r[metric]) != grid:
+                if r is None or set(r[metric]) != set(grid):  # stored with sorted keys
                     continue
                 per.append([np.mean(r[metric][k]) for k in grid])
             if per:

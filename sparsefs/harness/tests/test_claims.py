@@ -251,7 +251,7 @@ def test_claim_rows_from_checks_fixed_verdicts_and_missing_results():
     assert "Diagnosis" not in failing["fixed"].why
     text = claims_markdown(list(failing.values()))
     assert "**not reproduced**" in text and "Verdicts: 1 reproduced, 0 partly, 2 not reproduced" \
-        ", 1 not attempted." in text
+        ", 0 inconclusive, 1 not attempted." in text
 
 
 def test_render_report_from_stored_results_without_recomputing(tmp_path, monkeypatch):
