@@ -11,6 +11,7 @@ import os
 import sys
 
 __version__ = "0.1.0.dev0"
+"""The version of sparsefs (PEP 440)."""
 
 
 def _writable(path: str) -> bool:

@@ -40,6 +40,7 @@ from sparsefs._kernels.ranking import (
 )
 from sparsefs.exceptions import NoFeatureSelectedWarning
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, _fit_context
+from sparsefs.utils._targets import resolve_target
 
 __all__ = [
     "BaseSelectingClassifier",
@@ -158,6 +159,13 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
     #: why a dense-only method (``_accept_sparse = False``) needs dense X: the error on sparse
     #: input says it, names the estimator and suggests ``X.toarray()``
     _dense_reason: ClassVar[str] = "its solver works on dense arrays"
+    #: the kinds of target a supervised method takes: "classification", "regression",
+    #: "survival" (sparsefs.utils._targets; the error for another kind names these)
+    _targets: ClassVar[tuple[str, ...]] = ("classification",)
+    #: whether a regression method takes several targets at once (2-d y)
+    _multi_target: ClassVar[bool] = False
+    #: appended to the error for a kind of target the method does not take
+    _target_hint: ClassVar[str] = ""
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, **fit_params: Any):
@@ -257,6 +265,14 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
         return X, y
 
     def _validate_fit_data(self, X, y):
+        """Validate X and y once; returns ``(X, y, classes)``.
+
+        ``y`` is what ``_fit`` receives: class indices ``0..K-1`` for class labels (then
+        ``classes`` holds the labels), float64 values for a continuous target, the structured
+        survival array (``sparsefs.utils._targets.SURVIVAL_DTYPE``) for a survival target
+        (``classes`` is ``None`` for both). The kind is stored as ``target_type_``; a kind
+        the method does not take (``_targets``) is a ``ValueError`` naming what it takes.
+        """
         if not self._supervised:
             return self._validate(X, reset=True), None, None
         if y is None:
@@ -264,6 +280,20 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
                 f"{type(self).__name__} is supervised and requires y to be passed, but the "
                 "target y is None."
             )
+        target_type = self._resolved_target_type()
+        plain_labels = (type(y) is np.ndarray and y.ndim == 1 and y.dtype.kind in "iu"
+                        and target_type == "auto" and "classification" in self._targets)
+        if not plain_labels:  # the kind of y, from scikit-learn's type_of_target
+            try:
+                target = resolve_target(y, self._targets, name=type(self).__name__,
+                                        target_type=target_type, hint=self._target_hint)
+            except ValueError:
+                self._validate(X, reset=True)  # X's own errors first (complex, NaN, ...)
+                raise
+            if target.kind != "classification":
+                self.target_type_ = target.kind
+                return self._validate_outcome(X, target)
+        self.target_type_ = "classification"
         # the fast path reproduces this class's _validate only: not for an overridden one
         plain = type(self)._validate is _SparseEstimatorBase._validate
         fast = self._validate_plain_arrays(X, y) if plain else None
@@ -282,6 +312,41 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
                 f"{classes.shape[0]} class ({classes.tolist()!r})."
             )
         return X, y_idx.astype(np.intp, copy=False), classes
+
+    def _resolved_target_type(self) -> str:
+        """How a non-structured y is read: the ``target_type`` parameter where the method has
+        one (``"auto"``: scikit-learn's ``type_of_target``)."""
+        return getattr(self, "target_type", "auto")
+
+    def _validate_outcome(self, X, target):
+        """X and a continuous or survival target: lengths, shape, a target that varies."""
+        name = type(self).__name__
+        X = self._validate(X, reset=True)
+        y = target.y
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"{name}: X has {X.shape[0]} samples but y has {y.shape[0]}; they must match."
+            )
+        if target.kind == "regression":
+            if y.ndim == 2 and not self._multi_target:
+                raise ValueError(
+                    f"{name} takes one continuous target; got y of shape {y.shape}. "
+                    "LsL21 fits several targets at once."
+                )
+            if y.ndim > 2:
+                raise ValueError(f"{name}: y must be 1-d or 2-d; got shape {y.shape}.")
+            if y.shape[0] < 2 or np.all(y == y[:1]):
+                raise ValueError(
+                    f"{name} needs a continuous target that varies; y is constant "
+                    f"(n_samples={y.shape[0]})."
+                )
+            return X, y, None
+        if not target.event.any():
+            raise ValueError(
+                f"{name} needs at least one observed event in the survival target; all "
+                f"{target.event.shape[0]} times are censored."
+            )
+        return X, y, None
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -43,8 +43,10 @@ TARGET_CHUNK_BYTES = 128 * 2**20
 #: Partial results combined per node of the reduction tree.
 SPLIT_EVERY = 8
 
-_SUPPORTED = "SparseCenterClassifier (l1, l2), FisherScore, L0KMeans, SMBA (penalty='l1')"
-_SPARSE_SUPPORTED = "FisherScore and SparseCenterClassifier(norm='l2') fit, and transform"
+_SUPPORTED = ("SparseCenterClassifier (l1, l2), FisherScore, UnivariateScore (continuous "
+              "targets), L0KMeans, SMBA (penalty='l1')")
+_SPARSE_SUPPORTED = ("FisherScore, UnivariateScore and SparseCenterClassifier(norm='l2') fit, "
+                     "and transform")
 
 
 def sparse_blocks_supported(estimator) -> bool:
@@ -179,8 +181,29 @@ def fit_dask(estimator, X, y, **fit_params):
     X = check_dask_array(X, name, accept_sparse=sparse_blocks_supported(estimator))
     n, p = X.shape
     y_idx = None
-    if estimator._supervised:
+    if estimator._supervised and "classification" not in estimator._targets:
+        # a continuous or survival target (small: computed), validated as in-memory fits
+        from sparsefs.utils._targets import resolve_target
+
+        if hasattr(y, "compute"):
+            y = y.compute()
+        if y is None:
+            raise ValueError(f"{name} is supervised and requires y to be passed, but the "
+                             "target y is None.")
+        target = resolve_target(y, estimator._targets, name=name,
+                                target_type=estimator._resolved_target_type())
+        if target.y.shape[0] != n:
+            raise ValueError(f"{name}: y has {target.y.shape[0]} values; X has {n} rows.")
+        estimator.target_type_ = target.kind
+        y_idx = target.y
+    elif estimator._supervised:
+        if y is not None:  # a continuous or survival y: the error that names what it takes
+            from sparsefs.utils._targets import resolve_target
+
+            resolve_target(y.compute() if hasattr(y, "compute") else y, estimator._targets,
+                           name=name, target_type=estimator._resolved_target_type())
         classes, y_idx = labels_to_indices(y, n, name, estimator._min_classes)
+        estimator.target_type_ = "classification"
         if is_classifier(estimator):
             estimator.classes_ = classes
     estimator.n_features_in_ = p

@@ -227,7 +227,7 @@ def permutation_pvalues(observed, null) -> np.ndarray:
     return (1.0 + exceed) / (1.0 + null.shape[0])
 
 
-def maxt_pvalues(observed, null_max) -> np.ndarray:
+def maxt_pvalues(observed, null_max, exact: bool = False) -> np.ndarray:
     r"""Westfall-Young single-step max-T adjusted p-values
     :math:`\tilde p_j = (1 + \#\{b : \max_k T^{(b)}_k \ge T_j\})/(1 + B)`.
 
@@ -243,6 +243,9 @@ def maxt_pvalues(observed, null_max) -> np.ndarray:
         :math:`T_j`.
     null_max : array-like of shape (B,)
         :math:`\max_k T^{(b)}_k`, one per permutation.
+    exact : bool, default=False
+        The permutations are *all* the relabelings, the observed one among them (a complete
+        enumeration): :math:`\tilde p_j = \#\{b : \max_k T^{(b)}_k \ge T_j\}/B`.
 
     Returns
     -------
@@ -251,6 +254,8 @@ def maxt_pvalues(observed, null_max) -> np.ndarray:
     t = np.asarray(observed, dtype=np.float64)
     ordered = np.sort(np.asarray(null_max, dtype=np.float64))
     exceed = ordered.shape[0] - np.searchsorted(ordered, tie_threshold(t), side="left")
+    if exact:
+        return np.maximum(exceed, 1) / ordered.shape[0]
     return (1.0 + exceed) / (1.0 + ordered.shape[0])
 
 
@@ -260,7 +265,8 @@ def column_tests(test, X, y_idx: np.ndarray, n_classes: int,
 
     Every test here treats the columns independently, so running it on dense blocks of about
     ``block_elements`` entries gives the same values as on the whole matrix while a sparse X
-    (CSR/CSC) is never densified beyond one block (8 MB by default).
+    (CSR/CSC) is never densified beyond one block (8 MB by default). The F test of a sparse X
+    needs no block at all: one pass of class sums over the stored values.
 
     Parameters
     ----------
@@ -286,6 +292,8 @@ def column_tests(test, X, y_idx: np.ndarray, n_classes: int,
         raise ValueError(f"test={test!r} is not one of {sorted(fns)}.")
     n, m = X.shape
     sparse = sp.issparse(X)
+    if sparse and test == "anova":
+        return _sparse_anova(X, y_idx, n_classes)
     if sparse:
         X = sp.csc_array(X)
     step = max(1, block_elements // max(1, n))
@@ -297,6 +305,24 @@ def column_tests(test, X, y_idx: np.ndarray, n_classes: int,
         pvalues[j0:j0 + step] = fns[test](block)
         constant[j0:j0 + step] = np.ptp(block, axis=0) == 0
     return pvalues, constant
+
+
+def _sparse_anova(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The F test of a CSR/CSC matrix from one pass of class sums (the Fisher score's kernel:
+    no dense block, no format conversion), and the constant columns (no scatter at all)."""
+    from sparsefs._kernels.fisher_score import fisher_score
+
+    counts = _class_counts(y_idx, n_classes)
+    n = int(counts.sum())
+    if n <= n_classes:
+        raise ValueError(f"the F test needs more samples ({n}) than classes ({n_classes}).")
+    scores, between, within = fisher_score(X, y_idx, n_classes)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = scores * ((n - n_classes) / (n_classes - 1))
+    p = special.fdtrc(n_classes - 1, n - n_classes, f)
+    constant = (between == 0) & (within == 0)
+    p[constant] = 1.0
+    return p, constant
 
 
 def _class_counts(y_idx: np.ndarray, n_classes: int) -> np.ndarray:

@@ -22,7 +22,14 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["ClassMoments", "class_moments", "column_signatures", "one_hot", "sparse_class_sums"]
+__all__ = [
+    "ClassMoments",
+    "class_moments",
+    "column_signatures",
+    "one_hot",
+    "sparse_class_sums",
+    "sparse_constant_columns",
+]
 
 # From this many entries (dense) or stored values (sparse), the pass runs on threads.
 _BLOCK_ELEMENTS = 1 << 20
@@ -184,6 +191,39 @@ def column_signatures(X) -> np.ndarray:
     nnz, s1, s2 = np.zeros(p), np.zeros(p), np.zeros(p)
     _signature_pass(X.data, X.indices, X.indptr, X.format == "csc", nnz, s1, s2)
     return np.column_stack([nnz, s1 + 0.0, s2])
+
+
+@numba.njit(cache=True, nogil=True)
+def _range_pass(data, indices, indptr, by_column, n_cols, stored, lo, hi):
+    """Stored count, min and max per column, each in storage order."""
+    for a in range(indptr.shape[0] - 1):
+        for t in range(indptr[a], indptr[a + 1]):
+            v = data[t]
+            j = a if by_column else indices[t]
+            if stored[j] == 0:
+                lo[j] = v
+                hi[j] = v
+            else:
+                lo[j] = min(lo[j], v)
+                hi[j] = max(hi[j], v)
+            stored[j] += 1
+
+
+def sparse_constant_columns(X) -> np.ndarray:
+    """Columns of a CSR/CSC matrix with a single value, from one compiled pass over the stored
+    values in their own format (no conversion or copy of X).
+
+    A column is constant when nothing is stored, or all its stored values are equal and
+    either every row is stored or they are (explicit) zeros.
+    """
+    if X.format not in ("csr", "csc"):
+        X = sp.csr_array(X)
+    n, p = X.shape
+    stored = np.zeros(p, dtype=np.int64)
+    lo = np.zeros(p, dtype=X.dtype)
+    hi = np.zeros(p, dtype=X.dtype)
+    _range_pass(X.data, X.indices, X.indptr, X.format == "csc", p, stored, lo, hi)
+    return (stored == 0) | ((lo == hi) & ((stored == n) | (lo == 0)))
 
 
 @dataclass(frozen=True)

@@ -53,8 +53,22 @@ def add_parsers(sub: Any) -> None:
                    help="data file(s) (.mat/.csv/.tsv/.parquet/.npz/.h5ad), 'default' (the "
                    "embedded data), a benchmark name such as ALLAML or ALLAML.mat (found via "
                    "SPARSEFS_DATA) or a make_* generator; resolved as 'sparsefs select' does")
-    p.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
+    p.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad); a "
+                   "column of numbers with decimals is a continuous outcome (the regression "
+                   "protocol: ridge regression, R2 and RMSE)")
+    p.add_argument("--continuous", action="store_true",
+                   help="regression protocol with --target read as numbers even when they are "
+                   "whole numbers (ages, counts)")
+    p.add_argument("--time", metavar="COL", help="survival protocol (a ridge Cox model, "
+                   "Harrell's C-index, folds stratified on the event): the follow-up time "
+                   "column; with --event")
+    p.add_argument("--event", metavar="COL",
+                   help="the event column (1 / True = observed, 0 / False = censored)")
     p.add_argument("--transpose", action="store_true", help="the files are features x samples")
+    p.add_argument("--groups", metavar="COLUMN", default=None,
+                   help="column (CSV/TSV/Parquet), obs key (h5ad) or variable (.mat/.npz) with "
+                   "the group of every sample, e.g. the donor of every cell: every group stays "
+                   "whole in the folds (no donor in training and test at once)")
     p.add_argument("--methods", "-m", required=True,
                    help="comma-separated stems (see 'sparsefs methods'); 'all' adds the "
                    "all-features baseline")
@@ -70,7 +84,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--train-size", type=float, default=2 / 3,
                    help="training fraction for --cv split (default 2/3)")
     p.add_argument("--estimators", help="downstream estimators, comma-separated "
-                   "(default svm,nb,knn,tree; kmeans with --unsupervised); 'self' scores a "
+                   "(default svm,nb,knn,tree; kmeans with --unsupervised; ridge for a "
+                   "continuous outcome, cox for survival); 'self' scores a "
                    "classifier's own predictions, as the sparse center and class-specific "
                    "papers do (it implies --mode refit)")
     p.add_argument("--mode", choices=("rank", "refit", "own"), default=None,
@@ -138,7 +153,9 @@ def _compare_command(args: argparse.Namespace) -> str:
     """The ``sparsefs compare`` command line that reproduces this run (for the report)."""
     parts = ["sparsefs", "compare", *args.data]
     for flag, value, default in (
-        ("--target", args.target, None), ("--methods", args.methods, None),
+        ("--target", args.target, None), ("--time", getattr(args, "time", None), None),
+        ("--event", getattr(args, "event", None), None),
+        ("--groups", getattr(args, "groups", None), None), ("--methods", args.methods, None),
         ("--k", args.k, "1:80"), ("--cv", args.cv, "5"), ("--repeats", args.repeats, 1),
         ("--train-size", args.train_size, 2 / 3), ("--estimators", args.estimators, None),
         ("--metrics", args.metrics, None), ("--runs", args.runs, 20),
@@ -148,6 +165,7 @@ def _compare_command(args: argparse.Namespace) -> str:
         if value is not None and value != default:
             parts += [flag, str(value)]
     for flag, on in (("--transpose", args.transpose), ("--unsupervised", args.unsupervised),
+                     ("--continuous", getattr(args, "continuous", False)),
                      ("--no-zscore", args.no_zscore), ("--smote", args.smote),
                      ("--stability", getattr(args, "stability", False))):
         if on:
@@ -269,6 +287,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     _setup_logging(args.progress is False)
     protocol = "unsupervised" if args.unsupervised else "supervised"
+    if (args.time is None) != (args.event is None):
+        _fail("--time and --event: a survival outcome needs both columns")
+    if args.time is not None:
+        if args.target or args.unsupervised or args.continuous:
+            _fail("--time/--event (survival) go without --target, --continuous and "
+                  "--unsupervised")
+        protocol = "survival"
+    elif args.continuous:
+        if not args.target or args.unsupervised:
+            _fail("--continuous reads --target as a continuous outcome: give --target, without "
+                  "--unsupervised")
+        protocol = "regression"
     names = _split(args.methods)
     if not names:
         _fail("--methods: give at least one stem (see 'sparsefs methods')")
@@ -293,9 +323,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     datasets = []
     for text in args.data:
         d = DataSpec.from_string(resolve_data(text))
-        if d.path is not None and (args.target or args.transpose):
-            d = DataSpec(path=d.path, target=args.target, transpose=args.transpose)
+        if d.path is not None and (args.target or args.transpose or args.time or args.groups):
+            d = DataSpec(path=d.path, target=args.target, transpose=args.transpose,
+                         time=args.time, event=args.event, groups=args.groups)
+        elif args.time is not None:
+            _fail(f"{text}: --time/--event name columns of a data file")
+        elif args.groups:
+            _fail(f"{text}: --groups names a column of a data file (a generator's groups, "
+                  "e.g. make_multi_donor_counts's donors, are used without it)")
         datasets.append(d)
+    if protocol == "supervised" and args.target and datasets[0].path is not None:
+        # a --target of numbers with decimals is a continuous outcome: the regression protocol
+        from sklearn.utils.multiclass import type_of_target
+
+        first = load_dataset(datasets[0], seed=args.seed)
+        if first.y is not None and type_of_target(first.y) == "continuous":
+            protocol = "regression"
     cv_text = args.cv.strip().lower()
     if cv_text == "split":
         cv = CVSpec(scheme="split", n_repeats=args.repeats, train_size=args.train_size)
@@ -306,9 +349,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
             cv = CVSpec(scheme="kfold", n_splits=int(cv_text), n_repeats=args.repeats)
         except ValueError:
             _fail(f"--cv {args.cv!r}: give a number of folds (>= 2), 'split' or 'none'")
-    if cv_text == "none" and protocol == "supervised":
-        _fail("--cv none: the supervised protocol needs held-out rows; give a number of folds, "
+    if cv_text == "none" and protocol in ("supervised", "regression", "survival"):
+        _fail(f"--cv none: the {protocol} protocol needs held-out rows; give a number of folds, "
               "'split', or add --unsupervised")
+    if args.smote and protocol in ("regression", "survival"):
+        _fail("--smote oversamples classes; it has no place with a continuous or survival "
+              "outcome")
     prep = [] if args.no_zscore else ["zscore"]
     if args.smote:
         prep.append("smote")
@@ -368,7 +414,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             for r in best.itertuples()]
     from sparsefs.cli._common import print_table as _print_table
 
-    if protocol == "supervised":
+    if protocol in ("supervised", "regression", "survival"):
         spread = "over folds"
     elif spec.cv.scheme == "none":
         spread = f"over {args.runs} k-means runs"

@@ -104,8 +104,21 @@ def _add_select_arguments(p: argparse.ArgumentParser) -> None:
     data.add_argument("data", help=f"a .mat/.csv/.tsv/.parquet/.npz/.h5ad file, '{DEFAULT_DATA}'"
                       " (the embedded data), a benchmark name such as ALLAML (found via "
                       "SPARSEFS_DATA) or a make_* generator")
-    data.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad)")
+    data.add_argument("--target", "-t", help="label column (CSV/TSV/Parquet) or obs key (h5ad): "
+                      "class labels, or a continuous outcome (numbers with decimals are read "
+                      "as continuous; see --continuous)")
+    data.add_argument("--continuous", action="store_true",
+                      help="read --target as a continuous outcome even when its values are "
+                      "whole numbers (ages, counts), not as classes")
+    data.add_argument("--time", metavar="COL", help="survival outcome: the follow-up time "
+                      "column (CSV/TSV/Parquet) or obs key (h5ad); with --event")
+    data.add_argument("--event", metavar="COL", help="survival outcome: the event column (1 or "
+                      "True = the event was observed, 0 or False = censored); with --time")
     data.add_argument("--transpose", action="store_true", help="the file is features x samples")
+    data.add_argument("--groups", metavar="COLUMN", default=None,
+                      help="column (CSV/TSV/Parquet), obs key (h5ad) or variable (.mat/.npz) "
+                      "with the donor / sample of every row: --fdr/--fwer, --stability, "
+                      "-m error_control and -m stability then work at the donor level")
 
     method = p.add_argument_group("method")
     method.add_argument("--method", "-m", required=True,
@@ -185,10 +198,17 @@ def _build_parser() -> argparse.ArgumentParser:
 # ------------------------------------------------------------------------------------------
 
 
-def _load(data: str, target: str | None, transpose: bool, seed: int):
+def _load(data: str, target: str | None, transpose: bool, seed: int,
+          time_col: str | None = None, event_col: str | None = None,
+          groups: str | None = None):
     """Load DATA as ``compare`` does (:func:`resolve_data`), with CLI wording in errors."""
     from sparsefs.harness import DataSpec, load_dataset
 
+    if (time_col is None) != (event_col is None):
+        raise CLIError("--time and --event: a survival outcome needs both columns")
+    if time_col is not None and target is not None:
+        raise CLIError("--target with --time/--event: give the label or outcome column, or the "
+                       "two survival columns, not both")
     resolved = resolve_data(data)
     spec = DataSpec.from_string(resolved)
     if spec.path is not None:
@@ -199,9 +219,11 @@ def _load(data: str, target: str | None, transpose: bool, seed: int):
                 "benchmark sets are looked up in SPARSEFS_DATA)"
             )
         _check_text_table(path)
-        spec = DataSpec(path=spec.path, target=target, transpose=transpose)
-    elif target or transpose:
-        raise CLIError(f"{data}: --target and --transpose apply to data files only")
+        spec = DataSpec(path=spec.path, target=target, transpose=transpose, time=time_col,
+                        event=event_col, groups=groups)
+    elif target or transpose or time_col or groups:
+        raise CLIError(f"{data}: --target, --time/--event, --transpose and --groups apply to "
+                       "data files only")
     try:
         return load_dataset(spec, seed=seed)
     except ValueError as exc:
@@ -382,9 +404,13 @@ def _cmd_methods(args) -> int:
     if args.json:
         print(json.dumps([m.as_dict() for m in methods], indent=1))
         return 0
-    rows = [(m.stem, m.name, m.family, m.supervision, "/".join(m.inputs), m.reference)
+    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
+    rows = [(m.stem, m.name, m.family, m.supervision,
+             "/".join(words[t] for t in m.targets) if m.supervision == "supervised" else "-",
+             "/".join(m.inputs), m.reference)
             for m in methods]
-    _print_table(("stem", "estimator", "family", "supervision", "input", "reference"), rows)
+    _print_table(("stem", "estimator", "family", "supervision", "targets", "input",
+                  "reference"), rows)
     print("\nWithout -k (or with -k auto) each method applies its own rule:")
     for m in methods:
         print(_wrapped(f"{m.stem}: {m.own_rule}"))
@@ -407,20 +433,26 @@ def _cmd_select(args, argv: list[str]) -> int:
     params = dict(args.param)
     # checks that need no data: unknown parameters are reported before loading
     _make_estimator(info, params, k=args.k, seed=args.seed)
-    data = _load(args.data, args.target, args.transpose, args.seed)
+    data = _load(args.data, args.target, args.transpose, args.seed, args.time, args.event,
+                 args.groups)
     if info.supervision == "supervised" and data.y is None:
         raise CLIError(
-            f"{info.name} is supervised: name the label column with --target "
-            f"(or use a .mat/.npz file that holds labels)"
+            f"{info.name} is supervised: name the label column with --target, or the survival "
+            f"columns with --time and --event (or use a .mat/.npz file that holds labels)"
         )
     import numpy as np
 
     from sparsefs.utils._results import scores_frame
 
     n, p = data.X.shape
-    n_clusters = len(np.unique(data.y)) if data.y is not None else None
+    outcome = _outcome_kind(data.y, args)
+    n_clusters = (len(np.unique(data.y)) if data.y is not None and outcome is None else None)
     est = _make_estimator(info, params, k=args.k, seed=args.seed, n_clusters=n_clusters)
+    if outcome == "regression" and args.continuous and "target_type" in est.get_params():
+        est.set_params(target_type="regression")
     est = _selection_rule(est, args)
+    if outcome == "regression" and args.continuous and "target_type" in est.get_params():
+        est.set_params(target_type="regression")  # a wrapper (error control) reads y too
     show = progress_enabled(args)
     if show and "verbose" in est.get_params() and "verbose" not in params:
         est.set_params(verbose=True)
@@ -431,8 +463,9 @@ def _cmd_select(args, argv: list[str]) -> int:
                                     "pass --progress to see it advance."),
               file=sys.stderr)
     y = data.y if info.supervision == "supervised" else None
+    fit_kw = _groups_for(est, data, args)
     start = time.perf_counter()
-    est.fit(data.X, y)
+    est.fit(data.X, y, **fit_kw)
     elapsed = time.perf_counter() - start
     frame = scores_frame(est, feature_names=data.feature_names)
     frame, stability = stability_output(est, frame, data.X, y, data.feature_names, args)
@@ -443,7 +476,9 @@ def _cmd_select(args, argv: list[str]) -> int:
         "command": "sparsefs " + " ".join(argv),
         "data": {"argument": args.data, "resolved": resolve_data(args.data),
                  "name": data.name, "n_samples": n, "n_features": p,
-                 "target": args.target, "transpose": args.transpose},
+                 "target": args.target, "transpose": args.transpose,
+                 **({"time": args.time, "event": args.event} if args.time else {}),
+                 **({"outcome": outcome} if outcome else {})},
         "method": info.stem,
         "estimator": info.import_path.replace(":", "."),
         "params": _jsonable(est.get_params(deep=False)),
@@ -451,6 +486,8 @@ def _cmd_select(args, argv: list[str]) -> int:
         "index": "0-based column of X (a .mat file's MATLAB column is index + 1)",
         "k": args.k,
         "n_selected": kept,
+        **({"groups": {"column": args.groups, "design": getattr(est, "design_", None),
+                       "n_groups": len(set(data.groups.tolist()))}} if fit_kw else {}),
         **({"stability": _jsonable(stability)} if stability else {}),
         **({"error_control": _jsonable(error_control)} if error_control else {}),
     }
@@ -463,6 +500,8 @@ def _cmd_select(args, argv: list[str]) -> int:
                  f"{error_control['level']:g})")
     if h5ad_out is not None:
         _write_h5ad(est, info, args, h5ad_out)
+    if fit_kw:
+        rule += f" ({est.design_} design, {args.groups} as the unit)"
     print(f"{info.name}{rule}: kept {kept} of {est.n_features_in_} features in {elapsed:.3g} s "
           f"(seed {args.seed}) -> {out}" + (f", {h5ad_out}" if h5ad_out is not None else ""))
     if args.k is None and p >= 10 and kept >= KEEPS_MOST * p:
@@ -471,12 +510,46 @@ def _cmd_select(args, argv: list[str]) -> int:
     return 0
 
 
+def _groups_for(est, data, args) -> dict:
+    """``{"groups": ...}`` for ``fit`` when ``--groups`` is given: only the trust layer takes
+    donor labels (the error-control and stability selectors)."""
+    if args.groups is None:
+        return {}
+    import inspect
+
+    if "groups" not in inspect.signature(est.fit).parameters:
+        raise CLIError(
+            f"--groups {args.groups}: {type(est).__name__} does not use groups; they make "
+            "p-values, q-values and stability frequencies donor-level: add --fdr/--fwer or "
+            "--stability, or use -m error_control / -m stability"
+        )
+    return {"groups": data.groups}
+
+
 #: The two lines ``demo`` prints about its design.
 DEMO_DESIGN = (
     "Design: each noise feature is a real column with its rows permuted: the same distribution, "
     "no link to the classes.\nUnsupervised per-feature scores can rank a bimodal noise column "
     "above a real one, so low recovery there is expected."
 )
+
+
+def _outcome_kind(y, args) -> str | None:
+    """``"survival"`` (--time/--event), ``"regression"`` (--continuous, or a --target of
+    numbers that scikit-learn's type_of_target calls continuous), or None (class labels)."""
+    if args.time is not None:
+        return "survival"
+    if y is None or args.target is None:
+        return None
+    if args.continuous:
+        import numpy as np
+
+        if np.asarray(y).dtype.kind not in "iuf":
+            raise CLIError(f"--continuous: --target {args.target!r} holds non-numeric values")
+        return "regression"
+    from sklearn.utils.multiclass import type_of_target
+
+    return "regression" if type_of_target(y) == "continuous" else None
 
 
 def _check_h5ad_out(args) -> Path:
@@ -507,8 +580,14 @@ def _write_h5ad(est, info, args, target: Path) -> None:
     from sparsefs.tl import write_selection
 
     adata = anndata.read_h5ad(resolve_data(args.data))
-    groupby = args.target if args.target in adata.obs.columns else None
-    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed)
+    outcome = getattr(est, "target_type_", "classification") != "classification"
+    groupby = args.target if args.target in adata.obs.columns and not outcome else None
+    # donor-level p-values (the estimator was fitted with groups=) are recorded with the
+    # donors' column; the per-group view (classes only) gets donor-level tests too
+    write_selection(adata, est, info=info, groupby=groupby, random_state=args.seed,
+                    sample_key=args.groups if groupby is not None or outcome else None,
+                    _target={"target": args.target if outcome else None, "time": args.time,
+                             "event": args.event})
     fd, tmp = tempfile.mkstemp(suffix=".h5ad", dir=target.parent, prefix=".sparsefs-")
     os.close(fd)
     try:

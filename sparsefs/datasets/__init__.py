@@ -14,9 +14,12 @@
   as bag-of-words CSR matrices.
 * :func:`load_blood_transfusion`, :func:`load_climate_crashes`, :func:`load_credit_default`: the
   UCI sets of the sparse KOS paper (local copies).
+* :func:`load_chiaretti`: Chiaretti et al.'s adult ALL microarray with a relapse-free survival,
+  age or lineage target (local copies; docs/outcomes.md).
 """
 
 from ._asu import ASU_DATASETS, BASE_URL, ChecksumError, fetch_asu, get_data_home, list_asu
+from ._chiaretti import load_chiaretti
 from ._embedded import load_default
 from ._loaders import SUPPORTED_EXTENSIONS, Dataset, load
 from ._single_cell import MultiDonorCounts, make_multi_donor_counts
@@ -24,6 +27,8 @@ from ._synthetic import (
     make_kos_rings,
     make_kos_sine,
     make_planted_classification,
+    make_planted_regression,
+    make_planted_survival,
     make_sparse_clusters_exp1,
     make_sparse_clusters_exp2,
     make_sparse_clusters_exp3,
@@ -46,6 +51,7 @@ __all__ = [
     "list_text_corpora",
     "load",
     "load_blood_transfusion",
+    "load_chiaretti",
     "load_climate_crashes",
     "load_credit_default",
     "load_default",
@@ -54,6 +60,8 @@ __all__ = [
     "make_kos_sine",
     "make_multi_donor_counts",
     "make_planted_classification",
+    "make_planted_regression",
+    "make_planted_survival",
     "make_sparse_clusters_exp1",
     "make_sparse_clusters_exp2",
     "make_sparse_clusters_exp3",

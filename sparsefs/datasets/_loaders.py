@@ -80,6 +80,10 @@ class Dataset:
         A short name, e.g. ``"colon"`` or ``"planted_classification"``.
     description : str, default=""
         Free text: origin, design, label coding.
+    groups : ndarray of shape (n_samples,) or None, default=None
+        The group of every sample when samples come in groups that are not independent (the
+        donor of every cell): ``ErrorControlSelector`` / ``StabilitySelector`` take it as
+        ``fit(..., groups=)``, the harness keeps a group out of training and test at once.
 
     Examples
     --------
@@ -97,6 +101,7 @@ class Dataset:
     support: np.ndarray | None
     name: str
     description: str = ""
+    groups: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         X = self.X
@@ -133,6 +138,14 @@ class Dataset:
             raise TypeError(f"name must be a str, got {type(self.name).__name__}.")
         if not isinstance(self.description, str):
             raise TypeError(f"description must be a str, got {type(self.description).__name__}.")
+        if self.groups is not None:
+            groups = np.asarray(self.groups)
+            if groups.ndim != 1 or groups.shape[0] != n_samples:
+                raise ValueError(
+                    f"groups must have shape ({n_samples},) to match X {X.shape}, got "
+                    f"{groups.shape}."
+                )
+            object.__setattr__(self, "groups", groups)
 
     @property
     def n_samples(self) -> int:
@@ -180,6 +193,9 @@ def load(
     target: str | None = None,
     feature_names: Sequence[str] | np.ndarray | None = None,
     transpose: bool = False,
+    time: str | None = None,
+    event: str | None = None,
+    groups: str | None = None,
 ) -> Dataset:
     """Load a data set from a local file.
 
@@ -219,12 +235,23 @@ def load(
         With ``transpose=True`` on a table, the label of the row holding the labels.
     feature_names : array-like of str of shape (n_features,) or None, default=None
         Names that replace those found in the file.
+    time, event : str or None, default=None
+        A survival target (``docs/outcomes.md``): the columns (tables) or ``adata.obs``
+        columns (``.h5ad``) of the follow-up time and of the event indicator (boolean or 0/1:
+        1 = the event was observed, 0 = censored). Both are removed from the features and ``y``
+        is the structured array of :func:`sparsefs.utils.survival_target`. Give both, and not
+        with ``target``.
     transpose : bool, default=False
         The file stores features as rows and samples as columns (genes x samples, common for
         expression matrices); transpose it to samples x features. For a table, a non-numeric
         first column is then taken as the feature names (row labels) and the header holds the
         sample identifiers. Not supported for ``.h5ad`` (AnnData is already samples x
         features).
+    groups : str or None, default=None
+        Where the sample groups are (the donor / sample of every cell; ``Dataset.groups``):
+        a column of a table (removed from the features, as ``target``), a column of
+        ``adata.obs``, or a variable of a ``.mat`` / ``.npz`` file. Not with
+        ``transpose=True`` on a table.
 
     Returns
     -------
@@ -264,21 +291,58 @@ def load(
     if not isinstance(transpose, bool | np.bool_):
         raise TypeError(f"transpose must be a bool, got {transpose!r}.")
     transpose = bool(transpose)
+    if (time is None) != (event is None):
+        raise ValueError(f"time={time!r} and event={event!r}: a survival target needs both "
+                         "columns.")
+    if time is not None:
+        if target is not None:
+            raise ValueError(f"target={target!r} with time= and event=: give the label column "
+                             "or the survival columns, not both.")
+        if ext in (".mat", ".npz") or transpose:
+            raise ValueError(
+                "time= and event= name columns of a table (csv/tsv/txt/parquet) or of "
+                f"adata.obs (.h5ad); {path.name}"
+                + (" is read with transpose=True" if transpose else f" is a {ext} file")
+                + ". Build the target with sparsefs.utils.survival_target(event, time)."
+            )
+    if groups is not None:
+        if not isinstance(groups, str):
+            raise TypeError(f"groups must be a str or None, got {groups!r}.")
+        if groups in (target, time, event):
+            raise ValueError(f"groups={groups!r} is also the target; name another column.")
+        if transpose:
+            raise ValueError("groups= with transpose=True is not supported; store the file "
+                             "as samples x features with a column of groups.")
 
+    g = None
     if ext == ".mat":
         X, y, names = _read_mat(path, target)
+        if groups is not None:
+            g = _read_mat_variable(path, groups)
     elif ext == ".npz":
         X, y, names = _read_npz(path, target)
+        if groups is not None:
+            g = _read_npz_variable(path, groups)
     elif ext == ".h5ad":
         if transpose:
             raise ValueError(
                 "transpose=True is not supported for .h5ad files: AnnData already stores "
                 "samples (obs) x features (var)."
             )
-        X, y, names = _read_h5ad(path, target)
+        X, y, names, g = _read_h5ad(path, target, groups, (time, event))
     else:
         frame = _read_table(path, ext)
-        return _frame_to_dataset(frame, path, target, feature_names, transpose)
+        if time is not None:
+            frame, y = _survival_columns(frame, time, event, path.name)
+            ds = _frame_to_dataset(frame, path, None, feature_names, False, groups)
+            return Dataset(X=ds.X, y=y, feature_names=ds.feature_names, support=None,
+                           name=ds.name, description=ds.description, groups=ds.groups)
+        return _frame_to_dataset(frame, path, target, feature_names, transpose, groups)
+    if g is not None and g.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"{path.name}: groups={groups!r} has {g.shape[0]} entries but X has {X.shape[0]} "
+            "rows."
+        )
 
     if transpose:
         X = X.T.tocsr() if sp.issparse(X) else np.ascontiguousarray(X.T)
@@ -296,7 +360,31 @@ def load(
         support=None,
         name=_stem(path),
         description=f"Loaded from {path}.",
+        groups=g,
     )
+
+
+def _read_mat_variable(path: Path, key: str) -> np.ndarray:
+    """One variable of a .mat file as a 1-D label vector (``groups=``)."""
+    if scipy.io.matlab.matfile_version(str(path))[0] == 2:
+        data = _read_mat73(path)
+    else:
+        data = {k: v for k, v in scipy.io.loadmat(str(path)).items() if not k.startswith("__")}
+    if key not in data:
+        raise ValueError(
+            f"groups={key!r} is not a variable of {path.name}; its variables are {sorted(data)}."
+        )
+    return _as_labels(data[key])
+
+
+def _read_npz_variable(path: Path, key: str) -> np.ndarray:
+    """One array of a .npz archive as a 1-D label vector (``groups=``)."""
+    with np.load(path, allow_pickle=False) as archive:
+        if key not in archive.files:
+            raise ValueError(
+                f"groups={key!r} is not an array of {path.name}; keys: {sorted(archive.files)}."
+            )
+        return np.asarray(archive[key]).ravel()
 
 
 # --------------------------------------------------------------------------------------------
@@ -504,7 +592,22 @@ def _read_npz(path: Path, target: str | None) -> tuple[Any, np.ndarray | None, A
 # -- .h5ad -----------------------------------------------------------------------------------
 
 
-def _read_h5ad(path: Path, target: str | None) -> tuple[Any, np.ndarray | None, Any]:
+def _survival_columns(frame: Any, time: str, event: str, where: str) -> tuple[Any, np.ndarray]:
+    """The structured survival target from two columns of ``frame``, and the frame without
+    them."""
+    from sparsefs.utils._targets import survival_target
+
+    for name, col in (("time", time), ("event", event)):
+        if col not in frame.columns:
+            raise ValueError(f"{name}={col!r} is not a column of {where}; columns are "
+                             f"{_preview([str(c) for c in frame.columns])}.")
+    y = survival_target(frame[event].to_numpy(), frame[time].to_numpy())
+    return frame.drop(columns=[time, event]), y
+
+
+def _read_h5ad(path: Path, target: str | None, groups: str | None = None,
+               survival: tuple[str | None, str | None] = (None, None)
+               ) -> tuple[Any, np.ndarray | None, Any, Any]:
     try:
         import anndata
     except ImportError as exc:
@@ -524,8 +627,18 @@ def _read_h5ad(path: Path, target: str | None) -> tuple[Any, np.ndarray | None, 
                 f"{list(adata.obs.columns)}."
             )
         y = np.asarray(adata.obs[target].to_numpy())
+    if survival[0] is not None:
+        _, y = _survival_columns(adata.obs, survival[0], survival[1], f"adata.obs in {path.name}")
+    g = None
+    if groups is not None:
+        if groups not in adata.obs.columns:
+            raise ValueError(
+                f"groups={groups!r} is not a column of adata.obs in {path.name}; columns are "
+                f"{list(adata.obs.columns)}."
+            )
+        g = np.asarray(adata.obs[groups].astype(str).to_numpy())
     names = np.asarray(adata.var_names.astype(str), dtype=str)
-    return X, y, names
+    return X, y, names, g
 
 
 # -- tables ----------------------------------------------------------------------------------
@@ -558,8 +671,18 @@ def _frame_to_dataset(
     target: str | None,
     feature_names: Iterable[str] | None,
     transpose: bool,
+    groups: str | None = None,
 ) -> Dataset:
     y = None
+    g = None
+    if groups is not None:  # (not with transpose: load refuses it)
+        if groups not in frame.columns:
+            raise ValueError(
+                f"groups={groups!r} is not a column of {path.name}; columns are "
+                f"{_preview([str(c) for c in frame.columns])}."
+            )
+        g = frame[groups].to_numpy()
+        frame = frame.drop(columns=[groups])
     if transpose:
         frame, y = _transpose_frame(frame, path, target)
     elif target is not None:
@@ -594,6 +717,7 @@ def _frame_to_dataset(
         support=None,
         name=_stem(path),
         description=f"Loaded from {path}.",
+        groups=g,
     )
 
 

@@ -34,7 +34,8 @@ class MultiDonorCounts(Dataset):
     counts : scipy.sparse.csr_matrix of shape (n_cells, n_genes), float32
         The raw counts (integers stored as float32, as scanpy keeps them).
     donors : ndarray of str, shape (n_cells,)
-        The donor (sample) of every cell, ``"donor0"``, ``"donor1"``, ...
+        The donor (sample) of every cell, ``"donor0"``, ``"donor1"``, ... (also
+        ``Dataset.groups``: the harness keeps a donor out of training and test at once).
     markers : dict of str -> ndarray of bool, shape (n_genes,)
         For each group, the planted markers (higher in that group); disjoint masks.
     design : {"crossed", "nested"}
@@ -385,6 +386,7 @@ def make_multi_donor_counts(
         description=description,
         counts=counts,
         donors=donors,
+        groups=donors,
         markers=markers,
         design=design,
         gene_means=gene_means,

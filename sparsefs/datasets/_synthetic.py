@@ -22,6 +22,8 @@ __all__ = [
     "make_kos_rings",
     "make_kos_sine",
     "make_planted_classification",
+    "make_planted_regression",
+    "make_planted_survival",
     "make_sparse_clusters_exp1",
     "make_sparse_clusters_exp2",
     "make_sparse_clusters_exp3",
@@ -178,6 +180,196 @@ def make_planted_classification(
         name="planted_classification",
         description=description,
     )
+
+
+def _planted_linear(rng, n_samples, n_features, n_informative, effect, correlation):
+    """X (AR(1)-correlated Gaussian columns when ``correlation`` > 0), the informative
+    columns at random positions and their coefficients ``effect * (+-1)``."""
+    first = np.arange(n_informative)
+    while True:
+        informative = rng.choice(n_features, size=n_informative, replace=False)
+        if n_informative == n_features or not np.array_equal(np.sort(informative), first):
+            break
+    X = rng.standard_normal((n_samples, n_features))
+    if correlation:  # x_j = rho x_{j-1} + sqrt(1 - rho^2) e_j: unit variance, AR(1) along j
+        scale = math.sqrt(1.0 - correlation**2)
+        # the initial state makes x_0 = e_0 (stationary start: every column has variance 1)
+        X, _ = lfilter([scale], [1.0, -correlation], X, axis=1, zi=(1.0 - scale) * X[:, :1])
+    coef = np.zeros(n_features)
+    coef[informative] = effect * rng.choice([-1.0, 1.0], size=n_informative)
+    support = np.zeros(n_features, dtype=bool)
+    support[informative] = True
+    return X, coef, support
+
+
+def make_planted_regression(
+    n_samples: int = 100,
+    n_features: int = 2000,
+    n_informative: int = 10,
+    effect: float = 1.0,
+    noise: float = 1.0,
+    correlation: float = 0.0,
+    random_state: int | np.random.RandomState | None = None,
+) -> Dataset:
+    r"""A linear model with a known sparse support: :math:`y = X\beta + \sigma\varepsilon`.
+
+    1. ``n_informative`` column indices drawn at random (never simply the first columns);
+    2. :math:`X_{ij} \sim N(0, 1)`; with ``correlation`` :math:`\rho > 0` each row is an AR(1)
+       sequence along the columns (:math:`\mathrm{corr}(x_j, x_k) = \rho^{|j-k|}`, unit
+       variances);
+    3. :math:`\beta_j = \pm` ``effect`` (random signs) on the informative columns, 0 elsewhere;
+    4. :math:`y = X\beta + \sigma\varepsilon`, :math:`\varepsilon \sim N(0, 1)`,
+       :math:`\sigma` = ``noise``.
+
+    Parameters
+    ----------
+    n_samples : int, default=100
+    n_features : int, default=2000
+    n_informative : int, default=10
+        ``1 <= n_informative <= n_features``.
+    effect : float, default=1.0
+        :math:`|\beta_j|` on the support.
+    noise : float, default=1.0
+        :math:`\sigma`.
+    correlation : float in [0, 1), default=0.0
+        :math:`\rho` of the AR(1) correlation between neighbouring columns.
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    Dataset
+        ``X`` float64, ``y`` float64, ``support`` the informative columns,
+        ``name="planted_regression"``.
+
+    Examples
+    --------
+    >>> from sparsefs.datasets import make_planted_regression
+    >>> ds = make_planted_regression(random_state=0)
+    >>> ds.X.shape, ds.y.dtype.kind, int(ds.support.sum())
+    ((100, 2000), 'f', 10)
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    n_features = _check_int("n_features", n_features, 1)
+    n_informative = _check_int("n_informative", n_informative, 1, n_features)
+    effect = _check_real("effect", effect)
+    noise = _check_real("noise", noise, low=0.0)
+    correlation = _check_real("correlation", correlation, low=0.0)
+    if correlation >= 1:
+        raise ValueError(f"correlation={correlation!r} must lie in [0, 1).")
+    rng = check_random_state(random_state)
+    X, coef, support = _planted_linear(rng, n_samples, n_features, n_informative, effect,
+                                       correlation)
+    y = X @ coef + noise * rng.standard_normal(n_samples)
+    description = (
+        f"Planted regression: y = X beta + {noise} * N(0, 1), {n_samples} samples x "
+        f"{n_features} features (N(0, 1), AR(1) correlation {correlation}); {n_informative} "
+        f"informative features at random column indices with |beta| = {effect}."
+    )
+    return Dataset(X=X, y=y, feature_names=default_feature_names(n_features), support=support,
+                   name="planted_regression", description=description)
+
+
+def make_planted_survival(
+    n_samples: int = 200,
+    n_features: int = 2000,
+    n_informative: int = 10,
+    effect: float = 0.5,
+    baseline: str = "exponential",
+    shape: float = 1.5,
+    censoring: float = 0.3,
+    correlation: float = 0.0,
+    random_state: int | np.random.RandomState | None = None,
+) -> Dataset:
+    r"""Censored survival times from a proportional-hazards model with a known support.
+
+    The hazard of sample :math:`i` is :math:`h_0(t)\exp(x_i^\top\beta)` (Cox's model), with
+    :math:`X` and :math:`\beta` drawn as in :func:`make_planted_regression` (``effect`` =
+    :math:`|\beta_j|` on the support, per standard deviation of the feature). Event times by
+    inversion (Bender, Augustin & Blettner, Stat. Med. 24, 2005): with :math:`U \sim U(0, 1)`,
+
+    * ``baseline="exponential"`` (:math:`h_0 = 1`): :math:`T = -\log U / e^{x^\top\beta}`;
+    * ``"weibull"`` (:math:`h_0(t) = k t^{k-1}`, :math:`k` = ``shape``):
+      :math:`T = (-\log U / e^{x^\top\beta})^{1/k}`.
+
+    Censoring times :math:`C \sim \mathrm{Exp}(c)` independent of everything else; the rate
+    :math:`c` is set (by bisection) so that the expected censored fraction
+    :math:`\frac1n\sum_i P(C < T_i \mid T_i)` is ``censoring``. The observed time is
+    :math:`\min(T, C)`, the event :math:`T \le C`.
+
+    Parameters
+    ----------
+    n_samples : int, default=200
+    n_features : int, default=2000
+    n_informative : int, default=10
+    effect : float, default=0.5
+        :math:`|\beta_j|` (log hazard ratio per standard deviation) on the support.
+    baseline : {"exponential", "weibull"}, default="exponential"
+    shape : float > 0, default=1.5
+        Weibull shape :math:`k`.
+    censoring : float in [0, 1), default=0.3
+        Expected fraction of censored samples (0: no censoring).
+    correlation : float in [0, 1), default=0.0
+        AR(1) correlation of neighbouring columns.
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    Dataset
+        ``y`` the structured survival array (``sparsefs.utils.survival_target``: fields
+        ``event``, ``time``), ``support`` the informative columns, ``name="planted_survival"``.
+
+    Examples
+    --------
+    >>> from sparsefs.datasets import make_planted_survival
+    >>> ds = make_planted_survival(random_state=0)
+    >>> ds.y.dtype.names, int(ds.support.sum())
+    (('event', 'time'), 10)
+    """
+    from sparsefs.utils._targets import survival_target
+
+    n_samples = _check_int("n_samples", n_samples, 1)
+    n_features = _check_int("n_features", n_features, 1)
+    n_informative = _check_int("n_informative", n_informative, 1, n_features)
+    effect = _check_real("effect", effect)
+    shape = _check_real("shape", shape, low=0.0, closed=False)
+    censoring = _check_real("censoring", censoring, low=0.0)
+    correlation = _check_real("correlation", correlation, low=0.0)
+    if baseline not in ("exponential", "weibull"):
+        raise ValueError(f"baseline={baseline!r} is not one of ('exponential', 'weibull').")
+    if censoring >= 1 or correlation >= 1:
+        raise ValueError(
+            f"censoring={censoring!r} and correlation={correlation!r} must lie in [0, 1)."
+        )
+    rng = check_random_state(random_state)
+    X, coef, support = _planted_linear(rng, n_samples, n_features, n_informative, effect,
+                                       correlation)
+    risk = np.exp(X @ coef)
+    u = 1.0 - rng.random_sample(n_samples)  # in (0, 1]
+    t = -np.log(u) / risk
+    if baseline == "weibull":
+        t = t ** (1.0 / shape)
+    t = np.maximum(t, 1e-12)
+    if censoring > 0:
+        lo, hi = 0.0, 1.0
+        while np.mean(-np.expm1(-hi * t)) < censoring:
+            hi *= 2.0
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if np.mean(-np.expm1(-mid * t)) < censoring else (lo, mid)
+        c = rng.exponential(1.0 / (0.5 * (lo + hi)), size=n_samples)
+    else:
+        c = np.full(n_samples, np.inf)
+    event = t <= c
+    y = survival_target(event, np.where(event, t, c))
+    description = (
+        f"Planted survival: proportional hazards, {baseline} baseline"
+        + (f" (shape {shape})" if baseline == "weibull" else "")
+        + f", {n_samples} samples x {n_features} features; {n_informative} informative features "
+        f"with |log hazard ratio| = {effect}; independent exponential censoring, "
+        f"{100 * (1 - event.mean()):.0f}% censored (target {100 * censoring:.0f}%)."
+    )
+    return Dataset(X=X, y=y, feature_names=default_feature_names(n_features), support=support,
+                   name="planted_survival", description=description)
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,6 +32,8 @@ class _Corpus:
     description: str
 
 
+#: The labelled text corpora that :func:`load_text_corpus` reads from ``SPARSEFS_DATA``, by
+#: name: each entry's ``files`` (looked up there) and a one-line ``description``.
 TEXT_CORPORA: dict[str, _Corpus] = {
     c.name: c
     for c in (

@@ -85,7 +85,8 @@ def load_dataset(spec: DataSpec, *, seed: int | None = None) -> Dataset:
             raise ValueError(f"unknown data set name {spec.name!r}; known names: {known}.")
     elif spec.path is not None:
         try:
-            ds = load(spec.path, target=spec.target, transpose=spec.transpose, **params)
+            ds = load(spec.path, target=spec.target, transpose=spec.transpose,
+                      time=spec.time, event=spec.event, groups=spec.groups, **params)
         except FileNotFoundError as exc:
             raise MissingDataError(f"data file {spec.path!r} does not exist") from exc
     elif spec.generator is not None:
@@ -118,6 +119,11 @@ def load_dataset(spec: DataSpec, *, seed: int | None = None) -> Dataset:
             raise TypeError(f"loader {spec.loader!r} returned {type(out).__name__}; expected a "
                             "Dataset or (X, y).")
         ds = out
+    if spec.groups is not None and spec.path is None:
+        raise ValueError(
+            f"data set {spec.display!r}: groups={spec.groups!r} names a column of a data file; "
+            "a generator or loader gives its groups in Dataset.groups."
+        )
     return _renamed(ds, spec.display)
 
 
@@ -125,4 +131,4 @@ def _renamed(ds: Dataset, name: str) -> Dataset:
     if ds.name == name:
         return ds
     return Dataset(X=ds.X, y=ds.y, feature_names=ds.feature_names, support=ds.support,
-                   name=name, description=ds.description)
+                   name=name, description=ds.description, groups=ds.groups)

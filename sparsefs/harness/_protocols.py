@@ -22,7 +22,8 @@ from sparsefs.harness._metrics import classification_metrics
 from sparsefs.harness._seeds import SPLIT_STREAM, derive_seed
 from sparsefs.harness._spec import EstimatorSpec, ExperimentSpec, MethodSpec
 
-__all__ = ["ROW_COLUMNS", "build_estimator", "build_method", "feature_order", "run_task"]
+__all__ = ["ROW_COLUMNS", "CoxRidge", "build_estimator", "build_method", "feature_order",
+           "run_task"]
 
 logger = logging.getLogger("sparsefs.harness")
 
@@ -84,6 +85,7 @@ def build_method(
     seed: int | None,
     n_classes: int | None,
     n_features_to_select: int | None = None,
+    protocol: str = "supervised",
 ) -> Any:
     """Instantiate a method with the harness's defaults.
 
@@ -96,6 +98,9 @@ def build_method(
         ``n_clusters`` unless given.
     n_features_to_select : int or None
         Set unless given (``rank`` mode passes the largest k; ``refit`` each k).
+    protocol : str
+        ``"regression"`` sets ``target_type="regression"`` where the method has it (integer
+        targets such as ages are then numbers, not classes), unless given.
 
     Returns
     -------
@@ -115,7 +120,12 @@ def build_method(
         defaults["n_clusters"] = n_classes
     if n_features_to_select is not None:
         defaults["n_features_to_select"] = n_features_to_select
+    if protocol == "regression":
+        defaults["target_type"] = "regression"
     return _set_params(est, dict(method.params), defaults, f"method {method.display!r}")
+
+
+_build_method = build_method
 
 
 def method_requires_y(method: MethodSpec, est: Any) -> bool:
@@ -134,8 +144,55 @@ def method_requires_y(method: MethodSpec, est: Any) -> bool:
         return False
 
 
-def build_estimator(spec: EstimatorSpec, *, seed: int, n_train: int, n_classes: int) -> Any:
-    """A downstream estimator (built-ins: svm, nb, knn, tree, kmeans).
+class CoxRidge:
+    r"""The survival protocol's downstream model: a ridge-penalised Cox model.
+
+    Maximises :math:`\ell(\beta) - \tfrac{\text{ridge}}{2}\|\beta\|^2` (Breslow ties) on the
+    training rows' selected features, standardised with the training rows' means and
+    deviations; ``predict`` returns the risk score :math:`x^\top\hat\beta` (higher = earlier
+    event), scored by Harrell's C-index. The ridge term keeps the fit finite when a few
+    features separate the event times (monotone likelihood) or outnumber the events.
+
+    Parameters
+    ----------
+    ridge : float, default=1.0
+        The penalty, in units of the log partial likelihood.
+    """
+
+    def __init__(self, ridge: float = 1.0):
+        self.ridge = ridge
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {"ridge": self.ridge}
+
+    def set_params(self, **params: Any) -> CoxRidge:
+        for key, value in params.items():
+            if key != "ridge":
+                raise ValueError(f"CoxRidge has no parameter {key!r}; it takes ridge.")
+            self.ridge = value
+        return self
+
+    def fit(self, X, y) -> CoxRidge:
+        from sparsefs._kernels import cox
+
+        X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        self.mean_ = X.mean(axis=0)
+        sd = X.std(axis=0)
+        self.scale_ = np.where(sd > 0, sd, 1.0)
+        Z = (X - self.mean_) / self.scale_
+        data = cox.cox_data(y["time"], y["event"])
+        self.coef_, self.loglik_, self.n_iter_ = cox.newton_cox(Z, data, "breslow",
+                                                                ridge=float(self.ridge))
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        return ((X - self.mean_) / self.scale_) @ self.coef_
+
+
+def build_estimator(spec: EstimatorSpec, *, seed: int, n_train: int, n_classes: int | None
+                    ) -> Any:
+    """A downstream estimator (built-ins: svm, nb, knn, tree, kmeans, ridge, cox).
 
     Parameters
     ----------
@@ -171,6 +228,18 @@ def build_estimator(spec: EstimatorSpec, *, seed: int, n_train: int, n_classes: 
         from sklearn.cluster import KMeans
 
         est = KMeans(n_clusters=n_classes, n_init=1, random_state=seed)
+    elif spec.name == "ridge":
+        from sklearn.linear_model import RidgeCV
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        # the penalty by efficient leave-one-out CV on the training rows: nested in the fold
+        est = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13)))
+        if params:
+            raise ValueError(f"estimator 'ridge' takes no params; got {sorted(params)}.")
+        return est
+    elif spec.name == "cox":
+        est = CoxRidge()
     else:  # pragma: no cover - "self" is handled by the caller
         raise ValueError(spec.name)
     return _set_params(est, params, {}, f"estimator {spec.name!r}")
@@ -375,8 +444,13 @@ def run_task(
     mode = method.resolved_mode(spec.protocol)
     root = spec.seed
     seed = derive_seed(root, task.i_data, task.i_method, task.fold)
-    n_classes = int(y.max()) + 1 if y is not None and y.size else None
+    outcome = spec.protocol in ("regression", "survival")
+    n_classes = int(y.max()) + 1 if y is not None and y.size and not outcome else None
     out = TaskResult(key=(task.i_data, task.i_method, task.fold))
+
+    def build_method(*args: Any, **kwargs: Any) -> Any:  # the protocol's defaults included
+        return _build_method(*args, protocol=spec.protocol, **kwargs)
+
 
     X_tr, X_te = X[task.train], X[task.test]
     y_tr = None if y is None else y[task.train]
@@ -478,6 +552,8 @@ def run_task(
             if spec.protocol == "supervised":
                 _supervised(task, spec, k, cols, fitted, fit_time, X_tr, y_tr, X_te, y_te,
                             n_classes, seed, add, out, keep_predictions)
+            elif outcome:
+                _outcome(task, spec, k, cols, fit_time, X_tr, y_tr, X_te, y_te, add)
             elif spec.protocol == "unsupervised":
                 _unsupervised(task, spec, k, cols, fit_time, X_te, y_te, n_classes, seed, add)
             else:
@@ -521,6 +597,34 @@ def _supervised(task, spec, k, cols, fitted, fit_time, X_tr, y_tr, X_te, y_te, n
         if keep_predictions and scores is not None:
             out.predictions[(task.dataset, spec.methods[task.i_method].display, e.name, int(k),
                              task.fold)] = (task.test, y_te, scores)
+
+
+def _outcome(task, spec, k, cols, fit_time, X_tr, y_tr, X_te, y_te, add) -> None:
+    """The regression and survival protocols: a model of the target on the selected features,
+    fitted on the training rows, scored on the test rows (R² / RMSE, Harrell's C)."""
+    from sparsefs.metrics import concordance_index, r2, rmse
+
+    if cols.shape[0] == 0:
+        for e in spec.estimators:
+            for m in spec.metrics:
+                add(k, e.name, m, np.nan, fit_time)
+        return
+    Xs_tr, Xs_te = _columns(X_tr, cols), _columns(X_te, cols)
+    for j, e in enumerate(spec.estimators):
+        est_seed = derive_seed(spec.seed, task.i_data, task.i_method, task.fold, 1, j)
+        model = build_estimator(e, seed=est_seed, n_train=Xs_tr.shape[0], n_classes=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=UserWarning)
+            model.fit(Xs_tr, y_tr)
+        pred = np.asarray(model.predict(Xs_te), dtype=np.float64).ravel()
+        for m in spec.metrics:
+            if m == "r2":
+                value = r2(y_te, pred)
+            elif m == "rmse":
+                value = rmse(y_te, pred)
+            else:
+                value = concordance_index(y_te["time"], y_te["event"], pred)
+            add(k, e.name, m, value, fit_time)
 
 
 def _unsupervised(task, spec, k, cols, fit_time, X_te, y_te, n_classes, seed, add) -> None:

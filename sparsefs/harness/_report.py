@@ -34,8 +34,13 @@ _ESTIMATOR_WORDS = {
     "tree": "decision tree",
     "self": "the method's own predictions / labels",
     "kmeans": "k-means (k = number of classes, k-means++ init, one start per run)",
+    "ridge": "ridge regression on standardised features, penalty by leave-one-out CV on the "
+             "training rows",
+    "cox": "ridge-penalised Cox model (Breslow, penalty 1 on standardised features), scored "
+           "by its risk score",
 }
-_DEFAULT_HEADLINE = {"supervised": "accuracy", "unsupervised": "acc", "clustering": "cer"}
+_DEFAULT_HEADLINE = {"supervised": "accuracy", "unsupervised": "acc", "clustering": "cer",
+                     "regression": "r2", "survival": "c_index"}
 _MODE_WORDS = {
     "rank": "rank: fitted once per fold, top-k of its ranking for every k",
     "refit": "refit: fitted once per k with n_features_to_select=k",
@@ -102,7 +107,7 @@ def _uses_k_grid(spec: dict[str, Any], protocol: str) -> bool:
 
 def _spread_words(spec: dict[str, Any], protocol: str) -> str:
     """What the ± of a cell is taken over, in the protocol's terms."""
-    if protocol == "supervised":
+    if protocol in ("supervised", "regression", "survival"):
         return "splits" if spec.get("cv", {}).get("scheme") == "split" else "folds"
     reps = "repetitions" if spec.get("cv", {}).get("n_repeats", 1) > 1 else ""
     if protocol == "unsupervised":
@@ -165,11 +170,15 @@ def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) ->
         "",
     ]
     if meta.get("datasets"):
-        rows = [[d["dataset"], d["n_samples"], d["n_features"], d["n_classes"],
+        # the target column: classes, events (survival) or the target's range (regression)
+        head, key = {"survival": ("events", "n_events"),
+                     "regression": ("target range", "target_range")}.get(
+            protocol, ("classes", "n_classes"))
+        rows = [[d["dataset"], d["n_samples"], d["n_features"], d.get(key, "—"),
                  "unknown" if d.get("n_relevant") is None else d["n_relevant"]]
                 for d in meta["datasets"]]
         out += ["### Data sets", "",
-                _md_table(["data set", "samples", "features", "classes", "relevant features"],
+                _md_table(["data set", "samples", "features", head, "relevant features"],
                           rows), ""]
     if meta.get("skipped"):
         out += ["Skipped (not available here): " + "; ".join(
@@ -227,11 +236,14 @@ def _experiment_section(results: Results, figures: Sequence[tuple[str, str]]) ->
 
 def _cv_words(cv: Mapping[str, Any], protocol: str) -> str:
     scheme = cv.get("scheme")
+    strata = {"regression": "", "survival": " (stratified by the event indicator)"}
+    kind = "" if protocol == "regression" else "stratified "
     if scheme == "kfold":
         rep = f", repeated {cv['n_repeats']} times" if cv.get("n_repeats", 1) > 1 else ""
-        return f"stratified {cv.get('n_splits')}-fold cross-validation{rep}"
+        return (f"{kind}{cv.get('n_splits')}-fold cross-validation"
+                f"{strata.get(protocol, '')}{rep}")
     if scheme == "split":
-        return (f"{cv.get('n_repeats')} random stratified splits with "
+        return (f"{cv.get('n_repeats')} random {kind}splits{strata.get(protocol, '')} with "
                 f"{float(cv.get('train_size', 0)):.3g} of the samples for training")
     rep = cv.get("n_repeats", 1)
     what = ("the methods and k-means see every sample" if protocol == "unsupervised" else

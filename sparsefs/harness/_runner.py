@@ -35,27 +35,94 @@ __all__ = ["fit_method", "run"]
 logger = logging.getLogger("sparsefs.harness")
 
 
-def _splits(spec: ExperimentSpec, y: np.ndarray, seed: int, rep: int, n: int, label: str = ""):
-    """(fold, train, test) of one repetition ``rep``; folds are numbered across repetitions."""
+def _strata(spec: ExperimentSpec, y: np.ndarray) -> np.ndarray | None:
+    """What the folds are stratified on: the classes, a survival target's event indicator
+    (every fold keeps the censoring rate), nothing for a continuous target."""
+    if spec.protocol == "regression":
+        return None
+    if spec.protocol == "survival":
+        return y["event"].astype(np.intp)
+    return y
+
+
+def _splits(spec: ExperimentSpec, y: np.ndarray, seed: int, rep: int, n: int, label: str = "",
+            groups: np.ndarray | None = None):
+    """(fold, train, test) of one repetition ``rep``; folds are numbered across repetitions.
+
+    With ``groups`` (the donor of every sample) every group stays whole: (stratified) group
+    k-fold (scikit-learn's ``StratifiedGroupKFold``, ``GroupKFold`` for a continuous target)
+    or a group hold-out (``GroupShuffleSplit``), so no group is in the training and the test
+    rows of one fold."""
     cv = spec.cv
     if cv.scheme == "none":
         idx = np.arange(n)
         return [(rep, idx, idx)]
+    strata = _strata(spec, y)
+    if groups is not None:
+        n_groups = np.unique(groups).shape[0]
+        needed = cv.n_splits if cv.scheme == "kfold" else 2
+        if n_groups < needed:
+            raise ValueError(
+                f"{label}: {n_groups} groups cannot make {needed} folds that keep every group "
+                "whole; lower the number of folds or drop the groups."
+            )
     if cv.scheme == "kfold":
-        from sklearn.model_selection import StratifiedKFold
+        from sklearn.model_selection import (
+            GroupKFold,
+            KFold,
+            StratifiedGroupKFold,
+            StratifiedKFold,
+        )
 
-        splitter = StratifiedKFold(n_splits=cv.n_splits, shuffle=True, random_state=seed)
+        if groups is None:
+            kind = KFold if strata is None else StratifiedKFold
+        else:
+            kind = GroupKFold if strata is None else StratifiedGroupKFold
+        splitter = kind(n_splits=cv.n_splits, shuffle=True, random_state=seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            folds = list(splitter.split(np.zeros(n), y))
+            folds = list(splitter.split(np.zeros(n), strata, groups))
         for w in caught:  # e.g. a class smaller than n_splits: logged, not printed
             logger.warning("%s: %s", label, w.message)
         return [(rep * cv.n_splits + i, tr, te) for i, (tr, te) in enumerate(folds)]
-    from sklearn.model_selection import StratifiedShuffleSplit
+    if groups is not None:
+        from sklearn.model_selection import GroupShuffleSplit
 
-    splitter = StratifiedShuffleSplit(n_splits=1, train_size=cv.train_size, random_state=seed)
-    tr, te = next(splitter.split(np.zeros(n), y))
+        splitter = GroupShuffleSplit(n_splits=1, train_size=cv.train_size, random_state=seed)
+        tr, te = next(splitter.split(np.zeros(n), strata, groups))
+        return [(rep, tr, te)]
+    from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
+
+    kind = ShuffleSplit if strata is None else StratifiedShuffleSplit
+    splitter = kind(n_splits=1, train_size=cv.train_size, random_state=seed)
+    tr, te = next(splitter.split(np.zeros(n), strata))
     return [(rep, tr, te)]
+
+
+def _target_summary(spec: ExperimentSpec, y) -> dict[str, Any]:
+    """What the report's data table shows about an outcome target."""
+    if spec.protocol == "survival":
+        return {"n_events": int(y["event"].sum())}
+    if spec.protocol == "regression":
+        return {"target_range": f"{float(y.min()):.4g} to {float(y.max()):.4g}"}
+    return {}
+
+
+def _target(spec: ExperimentSpec, y, name: str):
+    """``(y for the methods, number of classes)``: class indices for the class protocols,
+    float values (regression) or the structured event / time array (survival)."""
+    from sparsefs.utils._targets import resolve_target
+
+    if spec.protocol == "regression":
+        target = resolve_target(y, ("regression",), name=f"data set {name!r}")
+        if target.y.ndim != 1:
+            raise ValueError(f"data set {name!r}: the regression protocol takes one target.")
+        return target.y, None
+    if spec.protocol == "survival":
+        return resolve_target(y, ("survival",), name=f"data set {name!r}",
+                              hint="Give the file's time= and event= columns.").y, None
+    classes, y_idx = np.unique(y, return_inverse=True)
+    return y_idx.astype(np.intp), int(classes.shape[0])
 
 
 def _redraw(spec: ExperimentSpec, i: int) -> bool:
@@ -86,17 +153,26 @@ def _prepare(spec: ExperimentSpec, skipped: list[dict[str, str]], info: list[dic
                     f"data set {dspec.display!r} has no labels; every protocol needs them for "
                     "evaluation (name the label column with target=...)."
                 )
-            classes, y_idx = np.unique(ds.y, return_inverse=True)
+            y_idx, n_classes = _target(spec, ds.y, dspec.display)
             X = ds.X
             if not np.issubdtype(X.dtype, np.floating):
                 X = X.astype(np.float64)
+            groups = ds.groups
             if rep in (None, 0):
                 info.append({
                     "dataset": dspec.display, "n_samples": int(X.shape[0]),
-                    "n_features": int(X.shape[1]), "n_classes": int(classes.shape[0]),
+                    "n_features": int(X.shape[1]), "n_classes": n_classes,
+                    **_target_summary(spec, y_idx),
                     "n_relevant": None if ds.support is None else int(ds.support.sum()),
                     "source": dspec.to_dict(), "redrawn": redraw,
+                    "n_groups": None if groups is None else int(np.unique(groups).shape[0]),
                 })
+            if groups is not None and spec.preprocessing_scope == "global" and \
+                    spec.preprocessing:
+                raise ValueError(
+                    f"data set {dspec.display!r} has groups: global preprocessing (SMOTE before "
+                    "the split) would create samples of no group; use the per-fold scope."
+                )
             if spec.preprocessing_scope == "global" and spec.preprocessing:
                 seed = derive_seed(spec.seed, i, SPLIT_STREAM, 0 if rep is None else rep, 2)
                 X, y_idx, _ = preprocess(spec.preprocessing, X, y_idx, None, seed,
@@ -104,8 +180,9 @@ def _prepare(spec: ExperimentSpec, skipped: list[dict[str, str]], info: list[dic
             rep_list = range(n_reps) if rep is None else [rep]
             for r in rep_list:
                 split_seed = derive_seed(spec.seed, i, SPLIT_STREAM, r)
-                splits = _splits(spec, y_idx, split_seed, r, X.shape[0], dspec.display)
-                yield i, r, X, y_idx.astype(np.intp), ds.support, splits
+                splits = _splits(spec, y_idx, split_seed, r, X.shape[0], dspec.display,
+                                 groups)
+                yield i, r, X, y_idx, ds.support, splits
 
 
 def _check_methods(spec: ExperimentSpec) -> None:
@@ -271,7 +348,7 @@ def fit_method(
     i_method = method if isinstance(method, int) else labels.index(method)
     mspec = spec.methods[i_method]
     mode = mspec.resolved_mode(spec.protocol)
-    classes, y = np.unique(dataset.y, return_inverse=True)
+    y, n_classes = _target(spec, dataset.y, getattr(dataset, "name", "data"))
     X = dataset.X if np.issubdtype(dataset.X.dtype, np.floating) else dataset.X.astype(float)
     seed = derive_seed(spec.seed, 0, i_method, 0)
     if spec.preprocessing:
@@ -279,8 +356,8 @@ def fit_method(
     n_sel = None
     if mode in ("rank", "refit"):
         n_sel = min(k if k is not None else max(spec.k), X.shape[1])
-    est = build_method(mspec, seed=seed, n_classes=int(classes.shape[0]),
-                       n_features_to_select=n_sel)
+    est = build_method(mspec, seed=seed, n_classes=n_classes, n_features_to_select=n_sel,
+                       protocol=spec.protocol)
     if est is None:
         return None
     if method_requires_y(mspec, est) or spec.cv.scheme != "none":

@@ -24,8 +24,11 @@ import numpy as np
 __all__ = [
     "CLUSTERING_METRICS",
     "MODES",
+    "OUTCOME_PROTOCOLS",
     "PROTOCOLS",
+    "REGRESSION_METRICS",
     "SUPERVISED_METRICS",
+    "SURVIVAL_METRICS",
     "UNSUPERVISED_METRICS",
     "CVSpec",
     "DataSpec",
@@ -40,8 +43,14 @@ __all__ = [
     "parse_k_grid",
 ]
 
-PROTOCOLS: tuple[str, ...] = ("supervised", "unsupervised", "clustering")
-"""The evaluation protocols (see ``docs/harness.md``)."""
+PROTOCOLS: tuple[str, ...] = ("supervised", "unsupervised", "clustering", "regression",
+                               "survival")
+"""The evaluation protocols (see ``docs/harness.md``): class labels (``supervised``),
+clusters (``unsupervised``, ``clustering``), a continuous target (``regression``) and a
+censored survival target (``survival``; docs/outcomes.md)."""
+
+OUTCOME_PROTOCOLS: tuple[str, ...] = ("regression", "survival")
+"""The protocols whose target is not class labels."""
 
 MODES: tuple[str, ...] = ("rank", "refit", "own", "all")
 """How a method is turned into feature subsets: ``rank`` (fit once per fold, top-k of its
@@ -68,25 +77,42 @@ UNSUPERVISED_METRICS: tuple[str, ...] = ("acc", "nmi")
 CLUSTERING_METRICS: tuple[str, ...] = ("cer", "acc", "nmi")
 """Metrics of the clustering protocol (the clusterer's own labels)."""
 
+REGRESSION_METRICS: tuple[str, ...] = ("r2", "rmse")
+"""Metrics of the regression protocol (a model of the continuous target on the selected
+features, on each test fold)."""
+
+SURVIVAL_METRICS: tuple[str, ...] = ("c_index",)
+"""Metrics of the survival protocol: Harrell's concordance index of a Cox model's risk score
+on each test fold (:func:`sparsefs.metrics.concordance_index`)."""
+
 _PROTOCOL_METRICS = {
     "supervised": SUPERVISED_METRICS,
     "unsupervised": UNSUPERVISED_METRICS,
     "clustering": CLUSTERING_METRICS,
+    "regression": REGRESSION_METRICS,
+    "survival": SURVIVAL_METRICS,
 }
 _DEFAULT_METRICS = {
     "supervised": ("accuracy", "precision_macro", "recall_macro", "f1_macro", "roc_auc"),
     "unsupervised": UNSUPERVISED_METRICS,
     "clustering": CLUSTERING_METRICS,
+    "regression": REGRESSION_METRICS,
+    "survival": SURVIVAL_METRICS,
 }
 _DEFAULT_ESTIMATORS = {
     "supervised": ("svm", "nb", "knn", "tree"),
     "unsupervised": ("kmeans",),
     "clustering": ("self",),
+    "regression": ("ridge",),
+    "survival": ("cox",),
 }
-BUILTIN_ESTIMATORS: tuple[str, ...] = ("svm", "nb", "knn", "tree", "self", "kmeans")
+BUILTIN_ESTIMATORS: tuple[str, ...] = ("svm", "nb", "knn", "tree", "self", "kmeans", "ridge",
+                                       "cox")
 """Downstream estimators known by name: ``svm`` (linear SVM, C=1), ``nb`` (Gaussian naive
 Bayes), ``knn`` (5 nearest neighbours), ``tree`` (decision tree), ``self`` (the method's own
-``predict`` or ``labels_``), ``kmeans`` (k-means, the unsupervised protocol)."""
+``predict`` or ``labels_``), ``kmeans`` (k-means, the unsupervised protocol), ``ridge``
+(ridge regression with its penalty chosen by leave-one-out CV on the training rows, the
+regression protocol), ``cox`` (a ridge-penalised Cox model, the survival protocol)."""
 
 
 def _check_keys(data: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
@@ -242,6 +268,14 @@ class DataSpec:
         Keyword arguments of the generator / loader / ``load_default``.
     target, transpose :
         Passed to :func:`sparsefs.datasets.load` for files.
+    time, event : str, optional
+        The columns of a survival target in a file (:func:`sparsefs.datasets.load`).
+    groups : str, optional
+        For files: the column (``adata.obs`` key, ``.mat`` / ``.npz`` variable) holding the
+        group of every sample, e.g. the donor of every cell (:func:`sparsefs.datasets.load`).
+        When a data set has groups (from this column, or a generator such as
+        ``make_multi_donor_counts``), the folds keep every group whole: no group is in the
+        training and the test rows of one fold.
     label : str, optional
         The data set's name in the results (default: the name, file stem or generator).
     redraw : bool, optional
@@ -256,8 +290,11 @@ class DataSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     target: str | None = None
     transpose: bool = False
+    groups: str | None = None
     label: str | None = None
     redraw: bool | None = None
+    time: str | None = None
+    event: str | None = None
 
     def __post_init__(self) -> None:
         given = [k for k in ("name", "path", "generator", "loader") if getattr(self, k)]
@@ -593,14 +630,17 @@ class ExperimentSpec:
     ----------
     datasets : sequence of DataSpec (or str / dict)
     methods : sequence of MethodSpec (or str / dict)
-    protocol : {"supervised", "unsupervised", "clustering"}, default="supervised"
+    protocol : {"supervised", "unsupervised", "clustering", "regression", "survival"}, \
+default="supervised"
     k : grid, default="1:80"
         Numbers of selected features (:func:`parse_k_grid`); values above a data set's number
         of features are dropped for that data set. Ignored by the ``own`` and ``all`` modes.
     cv : CVSpec, int, str or dict, optional
-        Default: 5-fold stratified CV (supervised), ``none`` (unsupervised and clustering).
+        Default: 5-fold CV (supervised: stratified by class; regression: plain; survival:
+        stratified by the event indicator), ``none`` (unsupervised and clustering).
     estimators : sequence, optional
-        Downstream estimators (default: svm, nb, knn, tree / kmeans / self by protocol).
+        Downstream estimators (default: svm, nb, knn, tree / kmeans / self / ridge / cox by
+        protocol).
     metrics : sequence of str, optional
         Default: every metric of the protocol except ``error``.
     preprocessing : sequence of {"zscore", "smote"}, default=()
@@ -666,7 +706,8 @@ class ExperimentSpec:
 
         cv = self.cv
         if cv is None:
-            cv = CVSpec() if self.protocol == "supervised" else CVSpec(scheme="none")
+            cv = (CVSpec() if self.protocol in ("supervised", *OUTCOME_PROTOCOLS)
+                  else CVSpec(scheme="none"))
         cv = CVSpec.from_value(cv)
         object.__setattr__(self, "cv", cv)
 
@@ -731,6 +772,18 @@ class ExperimentSpec:
                         f"estimator 'self' uses each method's own predictions, which needs one "
                         f"fit per k: give methods {ranked} mode = 'refit' (or 'own')."
                     )
+        elif self.protocol in OUTCOME_PROTOCOLS:
+            wrong = [n for n in names if n in BUILTIN_ESTIMATORS
+                     and n != _DEFAULT_ESTIMATORS[self.protocol][0]]
+            if wrong:
+                raise ValueError(
+                    f"estimators {wrong}: the {self.protocol} protocol's built-in estimator is "
+                    f"{_DEFAULT_ESTIMATORS[self.protocol][0]!r} (or a custom "
+                    f"{'regressor' if self.protocol == 'regression' else 'risk model'})."
+                )
+            if self.cv.scheme == "none":
+                raise ValueError(f"the {self.protocol} protocol needs held-out rows: cv must be "
+                                 "'kfold' or 'split'.")
         elif self.protocol == "unsupervised":
             if names != ["kmeans"]:
                 raise ValueError("the unsupervised protocol's estimator is 'kmeans' only.")

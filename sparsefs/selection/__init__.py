@@ -19,6 +19,8 @@ from sparsefs.selection._spec import SPEC
 from sparsefs.selection._stability import StabilitySelector
 from sparsefs.selection._udfs import UDFS
 from sparsefs.selection._ufcm import UFCM
+from sparsefs.selection._univariate_score import UnivariateScore, univariate_score
+from sparsefs.selection._variance import VarianceScore
 
 __all__ = [
     "MCFS",
@@ -41,5 +43,8 @@ __all__ = [
     "MutualInfo",
     "ReliefF",
     "StabilitySelector",
+    "UnivariateScore",
+    "VarianceScore",
     "fisher_score",
+    "univariate_score",
 ]

@@ -98,9 +98,14 @@ class SparseLinearSelector(BaseSelector):
     def _solver(self, X, Y, ratio, *, lam_max, max_iter, tol) -> ProxGradResult:
         raise NotImplementedError
 
+    def _target_matrix(self, y) -> np.ndarray:
+        """The response matrix Y: one-hot class indicators (subclasses taking continuous
+        targets use them as they are)."""
+        return one_hot_labels(y, int(y.max()) + 1)
+
     def _fit(self, X, y_idx):
         prep = prepare_design(X, center=True, standardize=self.standardize)
-        Y = one_hot_labels(y_idx, int(y_idx.max()) + 1)
+        Y = self._target_matrix(y_idx)
         lam_max = self._lambda_max(prep.X, Y)
         res = self._solve(prep.X, Y, lam_max)
         warn_unconverged(self, res)

@@ -11,13 +11,21 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
+from sparsefs._kernels import donors as _donors
 from sparsefs._kernels import multiple_testing as _mt
-from sparsefs.base import BaseSelector
+from sparsefs.base import BaseSelector, SupportMixin
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["ErrorControlSelector"]
 
-_ANALYTIC = ("anova", "welch", "mannwhitney", "kruskal")
+_ANALYTIC = ("anova", "welch", "mannwhitney", "kruskal", "f", "pearson", "spearman", "cox")
+#: the target kind each analytic test needs
+_TEST_KIND = {"anova": "classification", "welch": "classification",
+              "mannwhitney": "classification", "kruskal": "classification",
+              "f": "regression", "pearson": "regression", "spearman": "regression",
+              "cox": "survival"}
+#: the test of pvalues="auto" without an estimator, per kind of target
+_AUTO_TEST = {"classification": "anova", "regression": "f", "survival": "cox"}
 
 
 def _resolve_estimator(estimator: Any) -> Any:
@@ -45,15 +53,20 @@ def _scores_of(est: Any, X, y) -> np.ndarray:
     return np.asarray(scores, dtype=np.float64)
 
 
-def _exceedances(base: Any, X, y_idx: np.ndarray, observed: np.ndarray,
-                 perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``#{b : T^(b)_j >= T_j}`` and ``max_k T^(b)_k`` over the permutations in ``perms``
-    (one fit each)."""
+def _exceedances(base: Any, X, source: np.ndarray, rows: np.ndarray, index: np.ndarray | None,
+                 observed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``#{b : T^(b)_j >= T_j}`` and ``max_k T^(b)_k`` over relabelings (one fit each).
+
+    Relabeling ``b``'s labels are ``source[rows[b]]`` (cell permutations: ``source = y_idx``,
+    ``rows`` the permutations, ``index=None``) or ``rows[b][index]`` (donor-level relabelings:
+    ``rows`` the new label of every (donor, class) unit, ``index`` each cell's unit).
+    """
     count = np.zeros(observed.shape[0], dtype=np.int64)
-    maxima = np.empty(perms.shape[0])
+    maxima = np.empty(rows.shape[0])
     threshold = _mt.tie_threshold(observed)  # ties up to rounding count as exceedances
-    for b, perm in enumerate(perms):
-        scores = _scores_of(clone(base), X, y_idx[perm])
+    for b, row in enumerate(rows):
+        labels = source[row] if index is None else row[index]
+        scores = _scores_of(clone(base), X, labels)
         count += scores >= threshold
         maxima[b] = scores.max()
     return count, maxima
@@ -84,27 +97,35 @@ def stratified_permutations(strata: np.ndarray, n_permutations: int,
     return perms
 
 
+def outcome_column_tests(test: str, X, y) -> tuple[np.ndarray, np.ndarray]:
+    """p-values of a per-feature test against a continuous or survival target, and the
+    features without variation (:class:`~sparsefs.selection.UnivariateScore`'s tests)."""
+    from sparsefs._kernels import cox as _cox
+    from sparsefs._kernels import univariate_score as _uni
+
+    if test == "cox":
+        stat, _, info = _cox.score_tests(X, _cox.cox_data(y["time"], y["event"]), "breslow")
+        return _cox.chi2_pvalues(stat), ~(info > 0)
+    res = (_uni.spearman_correlations(X, y) if test == "spearman"
+           else _uni.correlations(X, y))
+    return _uni.pvalues_from_r(np.where(res.constant, 0.0, res.r), X.shape[0]), res.constant
+
+
 def _constant_columns(X) -> np.ndarray:
-    """Columns with a single value (sparse X: from the stored values, not densified)."""
+    """Columns with a single value (sparse X: one pass over the stored values, no copy)."""
     if not sp.issparse(X):
         return np.ptp(X, axis=0) == 0
-    X = sp.csc_array(X)
-    stored = np.diff(X.indptr)
-    out = stored == 0
-    filled = np.flatnonzero(stored)
-    if filled.size:  # segments of consecutive non-empty columns tile X.data
-        starts = X.indptr[filled]
-        lo = np.minimum.reduceat(X.data, starts)
-        hi = np.maximum.reduceat(X.data, starts)
-        out[filled] = (lo == hi) & ((stored[filled] == X.shape[0]) | (lo == 0))
-    return out
+    from sparsefs._kernels.stats import sparse_constant_columns
+
+    return sparse_constant_columns(X)
 
 
 class ErrorControlSelector(BaseSelector):
     r"""Select features with a false-discovery-rate or family-wise error guarantee.
 
     Every feature :math:`j` gets a p-value :math:`p_j` for the null "feature :math:`j` is not
-    associated with the classes"; a multiple-testing procedure then keeps the features it
+    associated with the target" (class labels, a continuous target or a censored survival
+    target; ``docs/outcomes.md``); a multiple-testing procedure then keeps the features it
     rejects:
 
     * ``method="bh"`` (Benjamini & Hochberg 1995): the :math:`k` smallest p-values,
@@ -129,10 +150,17 @@ class ErrorControlSelector(BaseSelector):
       test (two classes, normal approximation with tie and continuity corrections);
       ``"kruskal"``: the Kruskal-Wallis test (any number of classes, tie-corrected). The test is
       the statistic: ``estimator`` must be ``None``.
+    * continuous targets: ``"f"`` / ``"pearson"`` (the F test of the simple regression, equal
+      to :func:`sklearn.feature_selection.f_regression`'s p-values; the two names give the
+      same p-values), ``"spearman"`` (Spearman's rank correlation, t approximation);
+      survival targets: ``"cox"``, the Cox score test of each feature (Breslow ties; the
+      log-rank test for a binary feature). These are
+      :class:`~sparsefs.selection.UnivariateScore`'s tests; pass
+      ``estimator=UnivariateScore(ties="efron")`` (``pvalues="auto"``) for its other options.
     * ``"permutation"``: for any supervised sparsefs score (``estimator.scores_``, higher =
       more important; for the sparse center classifiers, their gains), the labels are permuted
       :math:`B` times (within ``strata`` when given to ``fit``), the estimator is refitted once
-      per permutation and
+      per permutation (a survival target's rows move as (time, event) pairs) and
 
       .. math::
 
@@ -144,9 +172,52 @@ class ErrorControlSelector(BaseSelector):
       The permutations are drawn from ``random_state`` before any fit, so the result does not
       depend on ``n_jobs``. The estimator's own ``random_state`` (if it has one) is set to one
       seed drawn from ``random_state`` and shared by every fit.
-    * ``"auto"``: ``"anova"`` when ``estimator`` is ``None``; the estimator's own analytic
+    * ``"auto"``: ``"anova"`` (class labels), ``"f"`` (continuous) or ``"cox"`` (survival)
+      when ``estimator`` is ``None``; the estimator's own analytic
       ``pvalues_`` when it sets them (e.g. :class:`~sparsefs.selection.FisherScore`: the F
       test); ``"permutation"`` otherwise.
+
+    **Donors** (``fit(X, y, groups=donors)``). Cells of one donor share its expression offsets,
+    so cell-level p-values are far too small when the classes differ by donor (Squair et al.
+    2021). With ``groups`` the donor is the unit; the design is detected (``design_``, logged
+    on the ``sparsefs.donors`` logger) and the p-values follow it:
+
+    * *nested* (every donor in one class: case vs control donors): pseudobulk per donor (the
+      mean of each feature over its cells, one pass of class sums), then the F test
+      (``"anova"``, :math:`D - K` residual degrees of freedom) or Welch's t test (``"welch"``)
+      on the donors; ``"permutation"`` relabels whole donors between the classes (all
+      distinct relabelings when they are at most ``n_permutations``: an exact p-value
+      :math:`\#\{T_b \ge T\}/N`, smallest :math:`1/N`; an error when that floor is above
+      the procedure's first threshold, since nothing could be selected);
+    * *crossed* (donors have cells of several classes: cell types): pseudobulk per
+      (donor, class), then the randomised-block F test (``"anova"``: two-way additive model
+      with a donor effect, the donor x class variation as error) or, for two classes, the
+      paired t test of the within-donor differences (``"welch"``); ``"permutation"`` relabels
+      the classes within each donor, all cells of a (donor, class) unit together;
+    * neither (one donor, or donors confounded with the classes): an error saying why.
+
+    ``"auto"`` is the pseudobulk F test for ``estimator=None`` or a
+    :class:`~sparsefs.selection.FisherScore` (the donor-level version of its F statistic,
+    which replaces it: no cell-level fit, one pass over X in all), donor-level permutations
+    otherwise.
+    Rank tests are refused with ``groups`` (their approximation fails in the far tail with a
+    handful of donors; use the permutations). The level holds when the donors are independent;
+    the F and t tests assume Gaussian pseudobulk errors, the permutations exchangeable donors
+    (nested) or exchangeable (donor, class) units within a donor (crossed: approximate when
+    unit sizes differ systematically between classes).
+
+    A continuous or survival target with ``groups`` must be a donor attribute, constant within
+    every donor (age, a donor's relapse-free time): the donors are then the observations, and
+    ``"f"`` / ``"pearson"`` (``"auto"`` for a continuous target with ``estimator=None`` or a
+    :class:`~sparsefs.selection.UnivariateScore` of the F test) is the F test of the donor
+    pseudobulks on the donors' values (``"pseudobulk-f"``; :math:`D - 2` degrees of freedom,
+    at least 3 donors), and ``"permutation"`` (``"auto"`` otherwise, survival included)
+    permutes the target values of whole donors (time and event together), scoring
+    :class:`~sparsefs.selection.UnivariateScore`'s test on the cells for ``estimator=None``.
+    ``"spearman"`` and ``"cox"`` are refused, as the rank tests are. A target that varies
+    within donors (pseudotime) is an error: its donor-level test needs a mixed model, not
+    implemented; :class:`~sparsefs.selection.StabilitySelector` with ``groups`` resamples
+    donors for any target.
 
     A p-value that cannot be computed (NaN, e.g. a constant feature under an estimator's own
     test) is set to 1, and so is that of a constant feature. ``scores_`` is
@@ -161,14 +232,16 @@ class ErrorControlSelector(BaseSelector):
     estimator : estimator, str or None, default=None
         The score to test (``pvalues="permutation"`` or ``"auto"``): a sparsefs estimator
         exposing ``scores_``, or a registry stem (``"fisher_score"``, see ``sparsefs methods``).
-        ``None``: the ANOVA F test (``"auto"``), or permutations of the Fisher score.
+        ``None``: the ANOVA F test (``"auto"``), or permutations of the Fisher score
+        (of :class:`~sparsefs.selection.UnivariateScore`'s test for a continuous or survival
+        target).
     method : {"bh", "by", "holm", "bonferroni", "maxt"}, default="bh"
         The multiple-testing procedure (FDR: ``bh``, ``by``; FWER: ``holm``, ``bonferroni``,
         ``maxt``; ``maxt`` implies permutation p-values).
     alpha : float in (0, 1], default=0.05
         The FDR or FWER level.
-    pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal"}, \
-default="auto"
+    pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal", "f", \
+"pearson", "spearman", "cox"}, default="auto"
         How the p-values are obtained (see above).
     n_permutations : int, default=1000
         :math:`B`. The smallest possible p-value is :math:`1/(B+1)`: with :math:`m` features,
@@ -182,6 +255,12 @@ default="auto"
         Seeds the permutations.
     n_jobs : int or None, default=None
         Parallel permutation fits (joblib; ``None`` = 1, ``-1`` = all cores).
+    target_type : {"auto", "classification", "regression"}, default="auto"
+        How a non-structured ``y`` is read: ``"auto"`` follows scikit-learn's
+        ``type_of_target`` (float values: continuous, integers: classes; with an estimator
+        that has a ``target_type``, its setting; with ``pvalues`` ``"f"``, ``"pearson"`` or
+        ``"spearman"``, numbers); ``"regression"`` reads integer values (ages, counts) as
+        numbers (and is passed on to the estimator).
 
     Attributes
     ----------
@@ -195,7 +274,10 @@ default="auto"
         The max-T adjusted p-values (with permutation p-values, whatever ``method``).
     pvalue_method_ : str
         The p-values used: one of the analytic tests, ``"estimator"`` (its own ``pvalues_``) or
-        ``"permutation"``.
+        ``"permutation"``; with ``groups``: ``"pseudobulk-anova"``, ``"pseudobulk-welch"``
+        (nested), ``"blocked-anova"``, ``"paired-t"`` (crossed), ``"pseudobulk-f"``,
+        ``"pseudobulk-pearson"`` (a continuous target constant within donors),
+        ``"donor-permutation"`` or ``"donor-permutation-exact"``.
     error_rate_ : {"FDR", "FWER"}
         What ``method`` controls.
     estimator_ : estimator or None
@@ -203,7 +285,17 @@ default="auto"
     estimator_scores_ : ndarray of shape (n_features_in_,) or None
         Its ``scores_``.
     n_permutations_ : int
-        :math:`B` used (0 without permutations).
+        :math:`B` used (0 without permutations; with ``groups``, the number of donor-level
+        relabelings: all of them when ``exact_permutations_``).
+    exact_permutations_ : bool
+        Whether the permutations were a complete enumeration (the observed labels among them).
+    design_ : {"nested", "crossed"} or None
+        The donor design found for ``groups`` (``None`` without ``groups``; ``"nested"`` for
+        a continuous or survival target, which must be constant within donors).
+    design_info_ : DonorDesign or None
+        Its donor x class table of cell counts, reason, degrees of freedom and notes
+        (:class:`sparsefs._kernels.donors.DonorDesign`; ``None`` for a continuous or survival
+        target).
     scores_ : ndarray of shape (n_features_in_,)
         :math:`-\log_{10} p_j`.
     ranking_ : ndarray of shape (n_features_in_,)
@@ -212,6 +304,8 @@ default="auto"
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when X is a DataFrame with string column names.
+    target_type_ : str
+        ``"classification"``, ``"regression"`` or ``"survival"``.
 
     See Also
     --------
@@ -221,8 +315,9 @@ default="auto"
     Notes
     -----
     Guarantees and their assumptions are tabulated in ``docs/methods/error_control.md``.
-    Fitting with ``fit(X, y, strata=groups)`` permutes the labels only within each group
-    (e.g. batch or sex), the null then being "no association given the stratum".
+    Fitting with ``fit(X, y, strata=batch)`` permutes the labels only within each stratum
+    (e.g. batch or sex), the null then being "no association given the stratum"; samples are
+    still independent. ``groups=`` is for samples that are not (cells of donors).
 
     References
     ----------
@@ -257,9 +352,28 @@ default="auto"
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "target_type": [StrOptions({"auto", "classification", "regression"})],
     }
     #: sparse X: the tests run on dense blocks of columns; permutations pass X to the estimator
     _accept_sparse = ("csr", "csc")
+
+    def _resolved_target_type(self) -> str:
+        if self.target_type == "auto" and self.pvalues in ("f", "pearson", "spearman"):
+            return "regression"  # a test against a continuous target reads y as numbers
+        if self.target_type != "auto" or self.estimator is None:
+            return self.target_type
+        base = _resolve_estimator(self.estimator)
+        return base.get_params(deep=False).get("target_type", "auto")
+
+    @property
+    def _targets(self):  # type: ignore[override]
+        """Every kind of target with the analytic tests; the estimator's kinds otherwise."""
+        if self.estimator is None or self.pvalues in _ANALYTIC:
+            return ("classification", "regression", "survival")
+        base = _resolve_estimator(self.estimator)
+        if isinstance(base, SupportMixin):
+            return tuple(base._targets)
+        return ("classification",)
 
     def __init__(
         self,
@@ -272,6 +386,7 @@ default="auto"
         n_features_to_select=None,
         random_state=None,
         n_jobs=None,
+        target_type="auto",
     ):
         self.estimator = estimator
         self.method = method
@@ -281,10 +396,44 @@ default="auto"
         self.n_features_to_select = n_features_to_select
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.target_type = target_type
 
-    def _fit(self, X, y_idx, strata=None):
-        n_classes = int(y_idx.max()) + 1
+    def fit(self, X, y, groups=None, strata=None):
+        """Compute a p-value per feature and select the features the procedure rejects.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels, a continuous target or a structured survival array
+            (``docs/outcomes.md``).
+        groups : array-like of shape (n_samples,), default=None
+            Donor / sample labels (scikit-learn's ``groups``, as in ``cross_validate``): the
+            p-values are then donor-valid (module docstring, "Donors"); ``design_`` says
+            which design was found. ``None``: samples are independent. With a continuous or
+            survival target, the target must be constant within every donor.
+        strata : array-like of shape (n_samples,), default=None
+            Permutations move labels only within each stratum (batch, sex); not with
+            ``groups``.
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X, y, groups=groups, strata=strata)
+
+    def _fit(self, X, y_idx, groups=None, strata=None):
+        target = self.target_type_
+        n_classes = int(y_idx.max()) + 1 if target == "classification" else 0
         kind = self.pvalues
+        if kind in _ANALYTIC and _TEST_KIND[kind] != target:
+            words = {"classification": "class labels", "regression": "a continuous target",
+                     "survival": "a survival target"}
+            fitting = ", ".join(repr(t) for t, k in _TEST_KIND.items() if k == target)
+            raise ValueError(
+                f"pvalues={kind!r} tests against {words[_TEST_KIND[kind]]}; y is "
+                f"{words[target]}. Use {fitting} or 'auto'."
+            )
         if kind in _ANALYTIC and self.estimator is not None:
             raise ValueError(
                 f"pvalues={kind!r} is a test on the features themselves; it takes no estimator "
@@ -299,16 +448,30 @@ default="auto"
                 raise ValueError(f"method='maxt' adjusts permutation p-values; got "
                                  f"pvalues={kind!r}. Use pvalues='permutation'.")
             kind = "permutation"
+        donors = None
+        self.design_ = None
+        self.design_info_ = None
+        if groups is not None and target != "classification":
+            donors = self._outcome_donor_setup(X, y_idx, groups, strata, kind)
+            kind = donors["kind"]
+        elif groups is not None:
+            donors = self._donor_setup(X, y_idx, n_classes, groups, strata, kind)
+            kind = donors["kind"]
         if kind == "auto" and self.estimator is None:
-            kind = "anova"
+            kind = _AUTO_TEST[target]
         self.estimator_ = None
         self.maxt_pvalues_ = None
         self.estimator_scores_ = None
         self.n_permutations_ = 0
-        if kind in _ANALYTIC:
+        self.exact_permutations_ = False
+        if donors is not None and kind in _ANALYTIC:
+            pvals, constant, kind = self._donor_analytic(X, y_idx, kind, donors)
+        elif kind in _ANALYTIC and target != "classification":
+            pvals, constant = outcome_column_tests(kind, X, y_idx)
+        elif kind in _ANALYTIC:
             pvals, constant = _mt.column_tests(kind, X, y_idx, n_classes)
         else:
-            pvals, kind = self._estimator_pvalues(X, y_idx, kind, strata)
+            pvals, kind = self._estimator_pvalues(X, y_idx, kind, strata, donors)
             constant = _constant_columns(X)
         pvals = np.where(np.isnan(pvals), 1.0, np.clip(pvals, 0.0, 1.0))
         pvals[constant] = 1.0
@@ -332,8 +495,135 @@ default="auto"
         scores[constant] = -np.inf  # untestable: ranked last
         self._set_selection(scores + 0.0)  # + 0.0: no -0.0 for p = 1
 
-    def _estimator_pvalues(self, X, y_idx, kind, strata):
-        base = clone(_resolve_estimator(self.estimator))
+    # -- donors ------------------------------------------------------------------------------
+
+    def _donor_setup(self, X, y_idx, n_classes, groups, strata, kind) -> dict:
+        """Validate ``groups``, detect the design, resolve ``pvalues`` at the donor level."""
+        from sparsefs.selection._donors import check_groups, donor_design
+
+        if strata is not None:
+            raise ValueError(
+                "give groups= or strata=, not both: with donor labels the permutations are "
+                "donor-level (whole donors between classes, or classes within donors)."
+            )
+        g_idx, names = check_groups(groups, X.shape[0])
+        design = donor_design(y_idx, g_idx, n_classes, names.shape[0], type(self).__name__)
+        self.design_ = design.design
+        self.design_info_ = design
+        if kind in ("mannwhitney", "kruskal"):
+            raise ValueError(
+                f"pvalues={kind!r} with groups=: a rank test on a handful of donor pseudobulks "
+                "has a coarse null whose normal / chi-squared approximation is not valid in "
+                "the far tail that multiple testing uses. Use pvalues='anova' or 'welch' "
+                "(pseudobulk tests) or 'permutation' (donor-level relabelings, exact when "
+                "they are few)."
+            )
+        if kind == "welch" and design.design == "nested" and design.donors_per_class.min() < 2:
+            raise ValueError(
+                "pvalues='welch' with groups= needs at least 2 donors per class; got "
+                f"{design.donors_per_class.tolist()}. Use pvalues='anova'."
+            )
+        if kind == "auto":
+            base = None if self.estimator is None else _resolve_estimator(self.estimator)
+            from sparsefs.selection._fisher_score import FisherScore
+
+            # the Fisher score is the F statistic: its donor-level test is the pseudobulk F
+            kind = "anova" if base is None or isinstance(base, FisherScore) else "permutation"
+        return {"kind": kind, "g_idx": g_idx, "n_groups": names.shape[0], "design": design}
+
+    def _outcome_donor_setup(self, X, y, groups, strata, kind) -> dict:
+        """``groups`` with a continuous or survival target: the target must be a donor
+        attribute (constant within every donor); ``pvalues`` resolved at the donor level."""
+        from sparsefs.selection._donors import check_groups, donor_outcome, logger
+        from sparsefs.selection._univariate_score import UnivariateScore
+
+        if strata is not None:
+            raise ValueError(
+                "give groups= or strata=, not both: with donor labels the permutations are "
+                "donor-level (the target values of whole donors)."
+            )
+        target = self.target_type_
+        what = "continuous" if target == "regression" else "survival"
+        example = ("the donor's age or a lab value" if target == "regression"
+                   else "the donor's relapse-free time and relapse")
+        g_idx, names = check_groups(groups, X.shape[0])
+        n_groups = names.shape[0]
+        per_donor = donor_outcome(y, g_idx, n_groups)
+        if per_donor is None:
+            raise ValueError(
+                f"ErrorControlSelector: groups= with a {what} target that varies within donors "
+                "(crossed with the donors, e.g. pseudotime or a cell-level score) has no "
+                "donor-level test here: it would need a mixed model with a donor effect. "
+                f"Donor-level p-values for a {what} target need it constant within every donor "
+                f"(a donor attribute: {example}), tested on the donor "
+                "pseudobulks; class labels are supported in both the nested and the crossed "
+                "design. For a target that varies within donors, StabilitySelector(groups=...) "
+                "resamples halves of the donors."
+            )
+        if n_groups < 3:
+            raise ValueError(
+                f"ErrorControlSelector: groups= with a {what} target constant within donors "
+                f"makes the {n_groups} donors the observations; a donor-level test of the "
+                "target needs at least 3 donors."
+            )
+        if kind in ("spearman", "cox"):
+            test = ("Spearman's t approximation" if kind == "spearman"
+                    else "the Cox score test's chi-squared approximation")
+            raise ValueError(
+                f"pvalues={kind!r} with groups=: {test} is not valid in the far tail that "
+                f"multiple testing uses with a handful of donors. Use "
+                + ("pvalues='f' (the F test of the donor pseudobulks on the target) or "
+                   if kind == "spearman" else "")
+                + "'permutation' (the target values of whole donors permuted, exact when the "
+                "permutations are few)."
+            )
+        if kind == "auto":
+            base = None if self.estimator is None else _resolve_estimator(self.estimator)
+            # the F test of UnivariateScore's regression tests is the pseudobulk F test
+            f_like = target == "regression" and (base is None or (
+                isinstance(base, UnivariateScore) and base.test in ("auto", "f", "pearson")))
+            kind = "f" if f_like else "permutation"
+        self.design_ = "nested"
+        self.design_info_ = None
+        logger.info("ErrorControlSelector: groups= with a %s target constant within each of "
+                    "%d donors: the donors are the observations (%s).", what, n_groups,
+                    "pseudobulk F test" if kind in ("f", "pearson")
+                    else "permutations of whole donors' target values")
+        return {"kind": kind, "g_idx": g_idx, "n_groups": n_groups, "outcome": per_donor}
+
+    def _donor_analytic(self, X, y_idx, kind, donors):
+        """Pseudobulk p-values: nested, one-way tests on the donors; crossed, the blocked F
+        test (``anova``) or the paired t test (``welch``, two classes); a continuous target
+        constant within donors, the F test of the donor means on the donors' values."""
+        if "outcome" in donors:
+            pb = _donors.pseudobulk(X, np.zeros(X.shape[0], dtype=np.intp), donors["g_idx"], 1,
+                                    donors["n_groups"])  # one unit per donor, in donor order
+            pvals, constant = outcome_column_tests(kind, pb.means, donors["outcome"])
+            return pvals, pb.constant | constant, f"pseudobulk-{kind}"
+        n_classes = int(y_idx.max()) + 1
+        # "auto" with a FisherScore: its donor-level test replaces it (no cell-level fit, so
+        # one pass over X in all; estimator_ stays None as for any analytic test)
+        pb = _donors.pseudobulk(X, y_idx, donors["g_idx"], n_classes, donors["n_groups"])
+        if donors["design"].design == "nested":
+            pvals = _donors.nested_pvalues(pb, kind)
+            name = f"pseudobulk-{kind}"
+        elif kind == "anova":
+            pvals, _ = _donors.blocked_f_pvalues(pb)
+            name = "blocked-anova"
+        else:
+            pvals = _donors.paired_t_pvalues(pb, 1)[0]
+            name = "paired-t"
+        return pvals, pb.constant, name
+
+    def _estimator_pvalues(self, X, y_idx, kind, strata, donors=None):
+        if self.estimator is None and self.target_type_ != "classification":
+            from sparsefs.selection._univariate_score import UnivariateScore
+
+            # the permutation statistic of a continuous / survival target: its per-feature
+            # test (F, Cox score), as the Fisher score is for classes
+            base = UnivariateScore(n_features_to_select=1)
+        else:
+            base = clone(_resolve_estimator(self.estimator))
         tags = base.__sklearn_tags__()
         if not tags.target_tags.required:
             raise ValueError(
@@ -344,21 +634,99 @@ default="auto"
         params = base.get_params(deep=False)
         if "random_state" in params:
             base.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
+        if params.get("target_type") == "auto" and self.target_type != "auto":
+            base.set_params(target_type=self.target_type)  # read y as this selector does
         fitted = clone(base)
         observed = _scores_of(fitted, X, y_idx)
         self.estimator_ = fitted
         self.estimator_scores_ = observed
-        if kind == "auto" and getattr(fitted, "pvalues_", None) is not None:
+        if donors is None and kind == "auto" and getattr(fitted, "pvalues_", None) is not None:
             return np.asarray(fitted.pvalues_, dtype=np.float64), "estimator"
-        if strata is None:
-            strata = np.zeros(X.shape[0], dtype=np.intp)
-        strata = np.asarray(strata)
-        if strata.shape != (X.shape[0],):
-            raise ValueError(f"strata must have shape ({X.shape[0]},); got {strata.shape}.")
         B = int(self.n_permutations)
-        needed = self.min_permutations(X.shape[1])
+        exact = False
+        if donors is not None:
+            rows, index, exact = self._donor_relabelings(y_idx, donors, B, rng)
+            source = None
+        else:
+            if strata is None:
+                strata = np.zeros(X.shape[0], dtype=np.intp)
+            strata = np.asarray(strata)
+            if strata.shape != (X.shape[0],):
+                raise ValueError(f"strata must have shape ({X.shape[0]},); got {strata.shape}.")
+            self._warn_floor(B, X.shape[1])
+            rows, index, source = stratified_permutations(strata, B, rng), None, y_idx
+        n_jobs = effective_n_jobs(self.n_jobs)
+        n_rows = rows.shape[0]
+        if n_jobs == 1:
+            exceed, maxima = _exceedances(base, X, source, rows, index, observed)
+        else:
+            chunks = np.array_split(rows, min(n_rows, 4 * n_jobs))
+            parts = Parallel(n_jobs=n_jobs)(
+                delayed(_exceedances)(base, X, source, chunk, index, observed)
+                for chunk in chunks
+            )
+            exceed = np.sum([c for c, _ in parts], axis=0)
+            maxima = np.concatenate([m for _, m in parts])
+        self.n_permutations_ = n_rows
+        self.exact_permutations_ = exact
+        self.maxt_pvalues_ = _mt.maxt_pvalues(observed, maxima, exact=exact)
+        if exact:  # every relabeling, the observed one among them: #{T_b >= T} / N
+            return exceed / n_rows, "donor-permutation-exact"
+        name = "permutation" if donors is None else "donor-permutation"
+        return (1.0 + exceed) / (1.0 + n_rows), name
+
+    def _donor_relabelings(self, y_idx, donors, B, rng):
+        """Donor-level relabelings (unit labels, each cell's unit, exact?) and the check that
+        the smallest attainable p-value lets the procedure select anything."""
+        if "outcome" in donors:  # a donor attribute: the donors' values permuted
+            rows, exact = _donors.nested_relabelings(donors["outcome"], B, rng)
+            unit_of_cell, design = donors["g_idx"], "nested"
+            what = f"the {self.target_type_} target values of whole donors"
+            instead = ("pvalues='f' (the pseudobulk F test), "
+                       if self.target_type_ == "regression" else "")
+        else:
+            n_classes = int(y_idx.max()) + 1
+            unit_of_cell, u_donor, u_class = _donors.unit_index(y_idx, donors["g_idx"],
+                                                                n_classes)
+            design = donors["design"].design
+            if design == "nested":
+                rows, exact = _donors.nested_relabelings(u_class, B, rng)
+            else:
+                rows, exact = _donors.crossed_relabelings(u_donor, u_class, B, rng)
+            what = ("whole donors between the classes" if design == "nested"
+                    else "classes within each donor")
+            instead = "pvalues='anova' (the pseudobulk F test), "
+        m = self.n_features_in_
+        if exact:
+            floor = 1.0 / rows.shape[0]
+            first = self._first_threshold(m)
+            if floor > first * (1 + 1e-12) and self.n_features_to_select_ is None:
+                raise ValueError(
+                    f"ErrorControlSelector: groups= gives a {design} design with only "
+                    f"{rows.shape[0]} distinct relabelings ({what}), so the smallest "
+                    f"permutation p-value is 1/{rows.shape[0]} = {floor:.3g}, above the first "
+                    f"threshold {first:.3g} of method={self.method!r} over {m} features: no "
+                    f"feature can be selected. Use {instead}more donors, or "
+                    "n_features_to_select=k (a ranking without guarantee)."
+                )
+        else:
+            self._warn_floor(B, m, stacklevel=8)
+        return rows, unit_of_cell, exact
+
+    def _first_threshold(self, m: int) -> float:
+        """The level the smallest p-value must reach for one rejection."""
+        if self.method == "maxt":
+            return self.alpha
+        level = self.alpha / m
+        if self.method == "by":
+            level /= float(np.sum(1.0 / np.arange(1, m + 1)))
+        return level
+
+    def _warn_floor(self, B: int, m: int, stacklevel: int = 7) -> None:
+        # 7: _warn_floor, _estimator_pvalues, _fit, the base fit, its context, fit, the caller
+        needed = self.min_permutations(m)
         if needed > B and self.n_features_to_select_ is None:
-            floor, m = 1.0 / (B + 1), X.shape[1]
+            floor = 1.0 / (B + 1)
             level = self.alpha / (float(np.sum(1.0 / np.arange(1, m + 1)))
                                   if self.method == "by" else 1.0)
             together = math.ceil(floor * m / level - 1e-12)
@@ -371,22 +739,8 @@ default="auto"
                 f"{self.alpha if self.method == 'maxt' else level / m:.3g} of "
                 f"method={self.method!r}; "
                 f"{what}. Use n_permutations >= {needed} (min_permutations).",
-                UserWarning, stacklevel=4,
+                UserWarning, stacklevel=stacklevel,
             )
-        perms = stratified_permutations(strata, B, rng)
-        n_jobs = effective_n_jobs(self.n_jobs)
-        if n_jobs == 1:
-            exceed, maxima = _exceedances(base, X, y_idx, observed, perms)
-        else:
-            chunks = np.array_split(perms, min(B, 4 * n_jobs))
-            parts = Parallel(n_jobs=n_jobs)(
-                delayed(_exceedances)(base, X, y_idx, observed, chunk) for chunk in chunks
-            )
-            exceed = np.sum([c for c, _ in parts], axis=0)
-            maxima = np.concatenate([m for _, m in parts])
-        self.n_permutations_ = B
-        self.maxt_pvalues_ = _mt.maxt_pvalues(observed, maxima)
-        return (1.0 + exceed) / (1.0 + B), "permutation"
 
     def min_permutations(self, n_features: int) -> int:
         r"""The smallest :math:`B` at which one rejection is possible with ``n_features``

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.base import clone
 from sklearn.linear_model import lasso_path
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import knockoffs as _kernel
@@ -41,14 +41,15 @@ def _coef_norms(coefs: np.ndarray) -> np.ndarray:
 
 
 def lasso_coef_magnitudes(A: np.ndarray, y_idx: np.ndarray, alpha: float | None, cv: int,
-                          seed: int) -> tuple[np.ndarray, float]:
+                          seed: int, continuous: bool = False) -> tuple[np.ndarray, float]:
     r""":math:`|\hat\beta_j(\lambda)|` of the least-squares lasso of the centred class
-    indicators on the columns of ``A`` (group lasso over the classes for more than two),
-    at ``alpha`` or at the penalty of least ``cv``-fold stratified CV error on a
-    geometric grid of :data:`N_ALPHAS` penalties from :math:`\lambda_{max}` down.
+    indicators (or of a continuous target, ``continuous=True``) on the columns of ``A``
+    (group lasso over the classes for more than two), at ``alpha`` or at the penalty of
+    least ``cv``-fold CV error (stratified by class) on a geometric grid of
+    :data:`N_ALPHAS` penalties from :math:`\lambda_{max}` down.
     """
     A = A - A.mean(axis=0)
-    Y = _response(y_idx)
+    Y = (y_idx - y_idx.mean())[:, None] if continuous else _response(y_idx)
     y = Y[:, 0] if Y.shape[1] == 1 else Y
     n = A.shape[0]
     if alpha is not None:
@@ -58,12 +59,17 @@ def lasso_coef_magnitudes(A: np.ndarray, y_idx: np.ndarray, alpha: float | None,
     if lam_max == 0:
         return np.zeros(A.shape[1]), 0.0
     alphas = lam_max * np.geomspace(1.0, ALPHA_EPS, N_ALPHAS)
-    counts = np.bincount(y_idx)
-    n_splits = int(min(cv, counts.min()))
+    if continuous:
+        n_splits = int(min(cv, n))
+        folds = KFold(n_splits=n_splits, shuffle=True, random_state=seed) if n_splits >= 2 \
+            else None
+    else:
+        n_splits = int(min(cv, np.bincount(y_idx).min()))
+        folds = (StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+                 if n_splits >= 2 else None)
     errors = np.zeros(N_ALPHAS)
-    if n_splits >= 2:
-        folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-        for train, test in folds.split(A, y_idx):
+    if folds is not None:
+        for train, test in folds.split(A, None if continuous else y_idx):
             At, Yt = A[train], Y[train]
             mean_a, mean_y = At.mean(axis=0), Yt.mean(axis=0)
             yt = (Yt - mean_y)[:, 0] if Y.shape[1] == 1 else Yt - mean_y
@@ -85,12 +91,15 @@ class KnockoffSelector(BaseSelector):
     feature with its knockoff,
 
     * ``"lasso_coef_diff"``: :math:`W_j = |\hat\beta_j| - |\hat\beta_{j+p}|` from one lasso of
-      the centred class indicators on :math:`[X, \tilde X]` (a group lasso over the classes
+      the centred class indicators - or of a continuous target, the knockoffs' native setting
+      (``docs/outcomes.md``) - on :math:`[X, \tilde X]` (a group lasso over the classes
       when there are more than two), the penalty chosen by ``cv``-fold cross-validation
-      (or ``alpha``);
+      (stratified by class; or ``alpha``);
     * ``"score_diff"``: :math:`W_j = s_j - s_{j+p}` for the ``scores_`` of any sparsefs
       estimator fitted on :math:`[X, \tilde X]` (e.g. the Fisher scores, the sparse-center
-      gains),
+      gains; for a survival target a Cox estimator: the Cox score tests of
+      :class:`~sparsefs.selection.UnivariateScore` or the Cox lasso of
+      :class:`~sparsefs.selection.LassoSelector`),
 
     so that a null feature's :math:`W_j` is as likely positive as negative. Each feature and
     its knockoff are swapped at random before the statistic is computed and swapped back after,
@@ -160,6 +169,9 @@ class KnockoffSelector(BaseSelector):
         with the largest statistic (or averaged e-value) instead (no FDR guarantee).
     random_state : int, RandomState instance or None, default=None
         Seeds the knockoff draws, the swaps and the cross-validation folds.
+    target_type : {"auto", "classification", "regression"}, default="auto"
+        How a non-structured ``y`` is read (``"regression"``: integer values are numbers;
+        passed on to ``estimator``).
 
     Attributes
     ----------
@@ -243,11 +255,27 @@ class KnockoffSelector(BaseSelector):
         "alpha": [Interval(Real, 0, None, closed="neither"), None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
+        "target_type": [StrOptions({"auto", "classification", "regression"})],
     }
     _dense_reason = (
         "model-X knockoffs are dense: the standardised columns (means subtracted) and their "
         "Gaussian knockoffs are n x p arrays whatever the sparsity of X"
     )
+
+    @property
+    def _targets(self):  # type: ignore[override]
+        """Class labels and continuous targets (the lasso statistic); with ``score_diff``,
+        whatever the estimator takes (a survival target with a Cox estimator)."""
+        if self.estimator is None:
+            return ("classification", "regression")
+        base = _resolve_estimator(self.estimator)
+        return tuple(getattr(base, "_targets", ("classification",)))
+
+    def _resolved_target_type(self) -> str:
+        if self.target_type != "auto" or self.estimator is None:
+            return self.target_type
+        base = _resolve_estimator(self.estimator)
+        return base.get_params(deep=False).get("target_type", "auto")
 
     def __init__(
         self,
@@ -263,6 +291,7 @@ class KnockoffSelector(BaseSelector):
         cv=5,
         n_features_to_select=None,
         random_state=None,
+        target_type="auto",
     ):
         self.estimator = estimator
         self.fdr = fdr
@@ -275,6 +304,7 @@ class KnockoffSelector(BaseSelector):
         self.cv = cv
         self.n_features_to_select = n_features_to_select
         self.random_state = random_state
+        self.target_type = target_type
 
     def _statistic(self) -> str:
         if self.statistic == "auto":
@@ -292,8 +322,11 @@ class KnockoffSelector(BaseSelector):
         base = None
         if statistic == "score_diff":
             base = clone(_resolve_estimator(self.estimator))
-            if "random_state" in base.get_params(deep=False):
+            params = base.get_params(deep=False)
+            if "random_state" in params:
                 base.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
+            if params.get("target_type") == "auto" and self.target_type != "auto":
+                base.set_params(target_type=self.target_type)
         W = np.empty((self.n_draws, p))
         alphas = np.zeros(self.n_draws)
         for m in range(self.n_draws):
@@ -303,7 +336,9 @@ class KnockoffSelector(BaseSelector):
             del Zk
             if statistic == "lasso_coef_diff":
                 seed = int(gen.integers(np.iinfo(np.int32).max))
-                mag, alphas[m] = lasso_coef_magnitudes(A, y_idx, self.alpha, self.cv, seed)
+                mag, alphas[m] = lasso_coef_magnitudes(
+                    A, y_idx, self.alpha, self.cv, seed,
+                    continuous=self.target_type_ == "regression")
             else:
                 mag = _scores_of(clone(base), A, y_idx)
                 big = np.finfo(np.float64).max
@@ -318,6 +353,13 @@ class KnockoffSelector(BaseSelector):
     def _fit(self, X, y_idx):
         p = X.shape[1]
         statistic = self._statistic()
+        if statistic == "lasso_coef_diff" and self.target_type_ == "survival":
+            raise ValueError(
+                "statistic='lasso_coef_diff' is the least-squares lasso (class labels, "
+                "continuous targets); for a survival target use statistic='score_diff' with a "
+                "Cox estimator, e.g. estimator=LassoSelector(n_features_to_select=20) (the Cox "
+                "lasso) or UnivariateScore()."
+            )
         if self.n_draws > 1 and self.offset != 1:
             raise ValueError(f"n_draws={self.n_draws} aggregates knockoff+ e-values, which "
                              f"need offset=1; got offset={self.offset}.")

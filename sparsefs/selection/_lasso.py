@@ -1,4 +1,4 @@
-"""l1 and elastic-net penalised multinomial logistic regression as feature selectors."""
+"""l1 and elastic-net penalised regression (logistic, least squares, Cox) as feature selectors."""
 
 import warnings
 from numbers import Real
@@ -6,19 +6,35 @@ from typing import ClassVar
 
 import numpy as np
 
+from sparsefs._kernels import coordinate_descent as _cd
 from sparsefs._kernels import lasso as _kernel
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
-from sparsefs._kernels.l21 import prepare_design, row_norms, selection_scores
+from sparsefs._kernels.l21 import path_to_n_nonzero, prepare_design, row_norms, selection_scores
 from sparsefs._kernels.smba import duplicate_column_groups, merge_duplicate_rows
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
-from sparsefs.utils._sklearn_compat import Interval
+from sparsefs.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["ElasticNetSelector", "LassoSelector"]
 
 _SHARED_DOC = r"""
-    The model is the multinomial logistic regression (one coefficient row :math:`w^j \in
-    \mathbb{R}^K` per feature, an unpenalised intercept; binary labels are the case K = 2)
+    **The loss follows the target** (``docs/outcomes.md``): class labels - the multinomial
+    logistic regression below; a continuous target - least squares,
+    :math:`\frac{1}{2n}\|y - X\beta - b\|^2`, scikit-learn's ``Lasso`` / ``ElasticNet``
+    objective (equal coefficients at the same penalty); a survival target (a structured
+    event / time array, :func:`sparsefs.utils.survival_target`) - minus Cox's partial
+    log-likelihood over n, :math:`-\ell(\beta)/n` (Breslow ties, or Efron's with
+    ``ties="efron"``; glmnet's scaling). The last two are solved by glmnet's coordinate
+    descent (Friedman, Hastie & Tibshirani 2010; Simon, Friedman, Hastie & Tibshirani 2011:
+    a diagonal quadratic approximation of the partial likelihood, active sets, strong rules
+    with KKT checks, warm starts along the path; :mod:`sparsefs._kernels.coordinate_descent`),
+    stopped when the KKT residual of the full problem is below ``tol`` (relative to
+    :math:`\lambda_{max}`). One coefficient per feature; :math:`\lambda_{max} =
+    \max_j |\nabla_j f(0)|/\rho`.
+
+    For class labels, the model is the multinomial logistic regression (one coefficient row
+    :math:`w^j \in \mathbb{R}^K` per feature, an unpenalised intercept; binary labels are the
+    case K = 2)
 
     .. math::
 
@@ -56,9 +72,17 @@ _PARAMS_DOC = r"""
         penalised models: the selection then does not depend on the features' units). When
         False the data are used as given (one common factor aside, which changes nothing).
     max_iter : int, default=1000
-        Proximal-gradient iterations per penalty.
+        Proximal-gradient iterations per penalty (class labels). For continuous and survival
+        targets ``100 * max_iter`` coordinate sweeps per penalty (most of them over the
+        nonzero coefficients only; with the default, glmnet's ``maxit = 1e5``).
     tol : float, default=1e-4
         KKT residual tolerance, relative to :math:`\lambda_{max}`.
+    ties : {"breslow", "efron"}, default="breslow"
+        Tied event times in the Cox partial likelihood (survival targets only).
+    target_type : {"auto", "classification", "regression"}, default="auto"
+        How a non-structured ``y`` is read: ``"auto"`` follows scikit-learn's
+        ``type_of_target`` (float values: continuous; integers: classes); ``"regression"``
+        reads integer values (ages, counts) as numbers.
 """
 
 _ATTRS_DOC = r"""
@@ -66,10 +90,15 @@ _ATTRS_DOC = r"""
     ----------
     scores_ : ndarray of shape (n_features_in_,)
         See above (higher = better).
-    coef_ : ndarray of shape (n_features_in_, n_classes)
-        :math:`W` at the chosen penalty, for the standardised features when ``standardize``
-        (for X itself otherwise).
-    intercept_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_features_in_, n_classes) or (n_features_in_,)
+        :math:`W` at the chosen penalty (one column per class; a vector for continuous and
+        survival targets), for the standardised features when ``standardize`` (for X itself
+        otherwise).
+    intercept_ : ndarray of shape (n_classes,) or float
+        The intercepts (a float for a continuous target: :math:`\bar y` minus the fit at the
+        column means; 0 for survival, whose partial likelihood has none).
+    target_type_ : str
+        ``"classification"``, ``"regression"`` or ``"survival"``.
     alpha_ : float
         The penalty used, relative to :math:`\lambda_{max}`.
     alpha_max_ : float
@@ -79,7 +108,7 @@ _ATTRS_DOC = r"""
     n_nonzero_path_ : ndarray of int
         Nonzero rows at each of ``alphas_``.
     n_iter_ : int
-        Proximal-gradient iterations of the final fit.
+        Proximal-gradient iterations (coordinate sweeps) of the final fit.
     objective_ : ndarray
         Objective of the final fit, every 10 iterations.
     kkt_residual_ : float
@@ -92,8 +121,24 @@ _ATTRS_DOC = r"""
 class _LogisticSelector(SparseLinearSelector):
     # the centred, standardised design stays sparse (CenteredSparse, as RFS / ls-l21 / ll-l21)
     _accept_sparse = ("csr", "csc")
+    _targets = ("classification", "regression", "survival")
+    _parameter_constraints: ClassVar[dict] = {
+        **SparseLinearSelector._parameter_constraints,
+        "ties": [StrOptions({"breslow", "efron"})],
+        "target_type": [StrOptions({"auto", "classification", "regression"})],
+    }
+
+    def __init__(self, n_features_to_select=None, *, alpha=0.5, standardize=True,
+                 max_iter=1000, tol=1e-4, ties="breslow", target_type="auto"):
+        super().__init__(n_features_to_select, alpha=alpha, standardize=standardize,
+                         max_iter=max_iter, tol=tol)
+        self.ties = ties
+        self.target_type = target_type
 
     def _fit(self, X, y_idx):
+        if self.target_type_ != "classification":
+            self._fit_outcome(X, y_idx)
+            return
         n_classes = int(y_idx.max()) + 1
         prep = prepare_design(X, center=True, standardize=self.standardize)
         Y = one_hot_labels(y_idx, n_classes)
@@ -144,9 +189,78 @@ class _LogisticSelector(SparseLinearSelector):
         self._set_selection(scores, support)
 
 
+    def _fit_outcome(self, X, y):
+        """The Gaussian or Cox elastic net by coordinate descent (continuous / survival y)."""
+        prep = prepare_design(X, center=True, standardize=self.standardize)
+        design = _cd.ENetDesign.from_prepared(prep.X)
+        if self.target_type_ == "regression":
+            loss = _cd.GaussianLoss(y)
+        else:
+            loss = _cd.CoxLoss(y["time"], y["event"], self.ties)
+        rho = self._l1_ratio_value()
+        lam_max = _cd.enet_lambda_max(design, loss, rho)
+        tol_abs = self.tol * max(lam_max, 1e-300)
+        p = design.shape[1]
+
+        def fit_at(ratio, warm):
+            if ratio >= 1.0 or lam_max == 0.0:
+                res = _cd.enet_fit(design, loss, max(ratio * lam_max, 1e-300), rho,
+                                   tol=np.inf, max_iter=0)
+                res.coef = np.zeros(p)
+                return res, 0
+            res = _cd.enet_fit(design, loss, ratio * lam_max, rho,
+                               coef0=None if warm is None else warm.coef,
+                               lam_prev=None if warm is None else max(warm.lam, ratio * lam_max),
+                               tol=tol_abs, max_iter=100 * self.max_iter)
+            return res, int(np.count_nonzero(res.coef))
+
+        k = self.n_features_to_select_
+        if k is None:
+            res, nnz = fit_at(self.alpha, None)
+            ratio, alphas, counts = self.alpha, np.array([self.alpha]), np.array([nnz])
+        else:
+            path = path_to_n_nonzero(fit_at, k)
+            res, ratio = path.state, path.ratio
+            alphas, counts = path.ratios, path.n_nonzero_path
+        if not res.converged:
+            warnings.warn(
+                f"{type(self).__name__} did not converge at alpha={ratio:.3g} in "
+                f"100 * max_iter={100 * self.max_iter} coordinate sweeps (relative KKT residual "
+                f"{res.kkt / max(lam_max, 1e-300):.1e} > tol={self.tol}); increase max_iter or "
+                "tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        # exact copies of a column: the mean of their coefficients keeps the fit optimal
+        groups = duplicate_column_groups(prep.X) if isinstance(prep.X, np.ndarray) else None
+        coef = merge_duplicate_rows(res.coef[:, None], groups)
+        grad = merge_duplicate_rows(-res.grad[:, None], groups)
+        lam = max(ratio * lam_max, 1e-300)
+        closeness = ElasticNetPenalty(rho).entry_closeness(grad, lam)
+        scores = selection_scores(coef, closeness, prep.constant)
+        unit = self._unit(prep)
+        self.coef_ = coef[:, 0] / unit
+        if self.target_type_ == "regression":
+            coef_x = coef[:, 0] / prep.scale  # on X's own columns
+            self.intercept_ = float(loss.offset - prep.offset @ coef_x)
+        else:
+            self.intercept_ = 0.0
+        self.alpha_ = float(ratio)
+        self.alpha_max_ = float(lam_max) * unit
+        self.alphas_ = alphas
+        self.n_nonzero_path_ = counts
+        self.n_iter_ = int(res.n_iter)
+        self.objective_ = np.array([res.objective])
+        self.kkt_residual_ = float(res.kkt) / max(lam_max, 1e-300)
+        support = None
+        if k is None:
+            support = (coef[:, 0] != 0) & ~prep.constant
+        self._set_selection(scores, support)
+
+
 class LassoSelector(_LogisticSelector):
     __doc__ = (
-        r"""Select features by l1-penalised multinomial logistic regression (Tibshirani 1996).
+        r"""Select features by the lasso (Tibshirani 1996): the loss of the target's kind.
 """
         + _SHARED_DOC
         + r"""
@@ -208,7 +322,7 @@ class LassoSelector(_LogisticSelector):
 
 class ElasticNetSelector(_LogisticSelector):
     __doc__ = (
-        r"""Select features by elastic-net penalised multinomial logistic regression.
+        r"""Select features by the elastic net: the loss of the target's kind.
 
     Zou & Hastie (2005): the l2 part lets correlated relevant features enter together (the
     grouping effect), where the lasso tends to keep one of a group.
@@ -255,14 +369,14 @@ class ElasticNetSelector(_LogisticSelector):
     )
 
     _parameter_constraints: ClassVar[dict] = {
-        **SparseLinearSelector._parameter_constraints,
+        **_LogisticSelector._parameter_constraints,
         "l1_ratio": [Interval(Real, 0, 1, closed="right")],
     }
 
     def __init__(self, n_features_to_select=None, *, l1_ratio=0.5, alpha=0.5, standardize=True,
-                 max_iter=1000, tol=1e-4):
+                 max_iter=1000, tol=1e-4, ties="breslow", target_type="auto"):
         super().__init__(n_features_to_select, alpha=alpha, standardize=standardize,
-                         max_iter=max_iter, tol=tol)
+                         max_iter=max_iter, tol=tol, ties=ties, target_type=target_type)
         self.l1_ratio = l1_ratio
 
     def _l1_ratio_value(self):

@@ -1,7 +1,12 @@
 """Least squares with an l2,1 penalty (multi-task lasso on the class indicators)."""
 
+from typing import ClassVar
+
+import numpy as np
+
 from sparsefs._kernels import ls_l21 as _kernel
 from sparsefs.selection._baseline_utils import SparseLinearSelector
+from sparsefs.utils._sklearn_compat import StrOptions
 
 __all__ = ["LsL21"]
 
@@ -26,6 +31,12 @@ class LsL21(SparseLinearSelector):
     gives :math:`W = 0`, smaller values keep more rows (scikit-feature's absolute ``z = 0.05``
     left all 2000 rows of a 100 x 2000 problem nonzero).
 
+    **Continuous targets.** With a continuous ``y`` (one or several columns: a 2-d ``y`` of
+    ``n_targets`` continuous targets, ``type_of_target`` "continuous-multioutput"), :math:`Y`
+    is ``y`` itself: the multi-task lasso, one row per feature over the targets (one target:
+    the lasso). The same problem as :class:`sklearn.linear_model.MultiTaskLasso` with
+    ``alpha`` :math:`= \lambda` (the tests compare the coefficients).
+
     ``scores_``: a nonzero row scores its norm :math:`\|w^j\|_2`; a zero row scores
     :math:`\|\nabla_{w^j} f\|_2/\lambda - 1 \in [-1, 0]`, how close it is to entering the model
     (it enters when the gradient norm reaches :math:`\lambda`); constant features score
@@ -49,14 +60,20 @@ class LsL21(SparseLinearSelector):
         Proximal-gradient iterations.
     tol : float, default=1e-4
         KKT residual tolerance, relative to :math:`\lambda_{max}`.
+    target_type : {"auto", "classification", "regression"}, default="auto"
+        How ``y`` is read: ``"auto"`` follows scikit-learn's ``type_of_target`` (float values:
+        continuous targets; integers: classes); ``"regression"`` reads integer values as
+        numbers.
 
     Attributes
     ----------
     scores_ : ndarray of shape (n_features_in_,)
-    coef_ : ndarray of shape (n_features_in_, n_classes)
+    coef_ : ndarray of shape (n_features_in_, n_classes or n_targets)
         :math:`W`, for the standardised features when ``standardize`` (for X itself otherwise).
-    intercept_ : ndarray of shape (n_classes,)
-        The class frequencies (the fit of centred data at the column means).
+    intercept_ : ndarray of shape (n_classes,) or (n_targets,)
+        The class frequencies or target means (the fit of centred data at the column means).
+    target_type_ : str
+        ``"classification"`` or ``"regression"``.
     alpha_max_ : float
         :math:`\lambda_{max}` (absolute).
     n_iter_ : int
@@ -94,3 +111,20 @@ class LsL21(SparseLinearSelector):
     _solver = staticmethod(_kernel.ls_l21)
     # sparse X: the centred design as an operator (never densified; _kernels.l21)
     _accept_sparse = ("csr", "csc")
+    _targets = ("classification", "regression")
+    _multi_target = True
+    _parameter_constraints: ClassVar[dict] = {
+        **SparseLinearSelector._parameter_constraints,
+        "target_type": [StrOptions({"auto", "classification", "regression"})],
+    }
+
+    def __init__(self, n_features_to_select=None, *, alpha=0.5, standardize=True, max_iter=1000,
+                 tol=1e-4, target_type="auto"):
+        super().__init__(n_features_to_select, alpha=alpha, standardize=standardize,
+                         max_iter=max_iter, tol=tol)
+        self.target_type = target_type
+
+    def _target_matrix(self, y) -> np.ndarray:
+        if self.target_type_ == "regression":
+            return np.asarray(y, dtype=np.float64).reshape(y.shape[0], -1)
+        return super()._target_matrix(y)

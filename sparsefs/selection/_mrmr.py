@@ -1,4 +1,4 @@
-"""mRMR: greedily pick features relevant to the classes and not redundant with each other."""
+"""mRMR: greedily pick features relevant to the target and not redundant with each other."""
 
 from numbers import Integral
 from typing import ClassVar
@@ -7,6 +7,7 @@ import numpy as np
 
 from sparsefs._kernels import mrmr as _kernel
 from sparsefs._kernels import mutual_info as _mi
+from sparsefs._kernels import univariate_score as _uni
 from sparsefs._kernels.fisher_score import fisher_score as _fisher
 from sparsefs.base import BaseSelector
 from sparsefs.selection._baseline_utils import rng_from
@@ -62,6 +63,15 @@ class MRMR(BaseSelector):
     whose noise features' relevance is large next to their redundancy's null level. MID (the
     default), FCD and FCQ recover 18-20/20; the difference form is the robust choice.
 
+    **Continuous targets** (``type_of_target`` "continuous", or ``target_type="regression"``):
+    the relevance is the regression F statistic :math:`r_j^2(n-2)/(1-r_j^2)`
+    (:func:`sklearn.feature_selection.f_regression`) for FCD / FCQ, the KSG estimate of
+    :math:`I(x_j; y)` between two continuous variables
+    (:func:`sklearn.feature_selection.mutual_info_regression`, after the features' jitter the
+    target's) for ``"ksg"``, and the plug-in MI with the target discretised into the same three
+    states :math:`\mu \pm \sigma/2` for ``"three_state"``. The redundancy terms do not
+    involve the target and are unchanged.
+
     Never a discrete estimator on raw continuous values (scikit-feature's MRMR treats every
     distinct float as a symbol and recovers 0/20 planted features, specs/peers.md §5.2 item 12).
     The selection is the exact greedy one; redundancies are evaluated lazily (a candidate's
@@ -95,6 +105,9 @@ class MRMR(BaseSelector):
     random_state : int, RandomState instance or None, default=None
         The jitter and the permutation (quotient floor) of the ``"ksg"`` estimator; unused
         otherwise.
+    target_type : {"auto", "classification", "regression"}, default="auto"
+        How ``y`` is read: ``"auto"`` follows scikit-learn's ``type_of_target`` (float values:
+        continuous; integers: classes); ``"regression"`` reads integer values as numbers.
 
     Attributes
     ----------
@@ -109,6 +122,8 @@ class MRMR(BaseSelector):
         Its mean redundancy with the previously selected features.
     relevance_ : ndarray of shape (n_features_in_,)
         :math:`I(x_j; y)` in nats, or :math:`F_j` for ``fcd`` / ``fcq``.
+    target_type_ : str
+        ``"classification"`` or ``"regression"``.
     n_evaluations_ : int
         Redundancy values computed (at most ``|S|`` times the number of features).
     n_neighbors_ : int
@@ -149,7 +164,9 @@ class MRMR(BaseSelector):
         "mi_estimator": [StrOptions({"three_state", "ksg"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "target_type": [StrOptions({"auto", "classification", "regression"})],
     }
+    _targets = ("classification", "regression")
     _dense_reason = (
         "its relevance and redundancy kernels work on a dense n x p array (three-state codes, "
         "jittered values for KSG, standardised columns for FCD/FCQ)"
@@ -163,20 +180,29 @@ class MRMR(BaseSelector):
         mi_estimator="three_state",
         n_neighbors=10,
         random_state=None,
+        target_type="auto",
     ):
         self.n_features_to_select = n_features_to_select
         self.criterion = criterion
         self.mi_estimator = mi_estimator
         self.n_neighbors = n_neighbors
         self.random_state = random_state
+        self.target_type = target_type
 
     def _fit(self, X, y_idx):
         n, p = X.shape
-        n_classes = int(y_idx.max()) + 1
+        continuous = self.target_type_ == "regression"
+        n_classes = 0 if continuous else int(y_idx.max()) + 1
         use_mi, quotient = _CRITERIA[self.criterion]
         constant = np.ptp(X, axis=0) == 0
         if not use_mi:
-            relevance = _fisher(X, y_idx, n_classes)[0] * max(n - n_classes, 1) / (n_classes - 1)
+            if continuous:
+                relevance = _uni.f_from_r(_uni.correlations(X, y_idx).r, n)
+                relevance = np.where(np.isfinite(relevance), relevance,
+                                     np.finfo(np.float64).max)
+            else:
+                relevance = (_fisher(X, y_idx, n_classes)[0] * max(n - n_classes, 1)
+                             / (n_classes - 1))
             Z = _kernel.standardize_columns(X)
             floor = float(np.sqrt(2.0 / (np.pi * max(n - 1, 1))))
 
@@ -185,7 +211,11 @@ class MRMR(BaseSelector):
 
         elif self.mi_estimator == "three_state":
             codes = _mi.three_state_codes(X)
-            relevance = _mi.plugin_mi(codes, y_idx, 3, n_classes)
+            if continuous:  # the target in the same three states
+                relevance = _mi.plugin_mi(codes, _mi.three_state_codes(y_idx[:, None])[:, 0],
+                                          3, 3)
+            else:
+                relevance = _mi.plugin_mi(codes, y_idx, 3, n_classes)
             floor = 2.0 / n
 
             def redundancy(s, cols):
@@ -200,9 +230,13 @@ class MRMR(BaseSelector):
             self.n_neighbors_ = k
             rng = rng_from(self.random_state)
             Xj = _mi.scale_and_jitter(X, rng.standard_normal(X.shape))
-            relevance = _mi.ksg_mi_classif(Xj, y_idx, k)
             XT = np.ascontiguousarray(Xj.T)
             orders = np.argsort(XT, axis=1, kind="stable")
+            if continuous:  # mutual_info_regression's draws: X's jitter, then y's
+                yj = _mi.scale_and_jitter(y_idx[:, None], rng.standard_normal((n, 1)))[:, 0]
+                relevance = _mi.ksg_mi_pairs(XT, yj, k, orders=orders)
+            else:
+                relevance = _mi.ksg_mi_classif(Xj, y_idx, k)
 
             def redundancy(s, cols):
                 return _mi.ksg_mi_pairs(XT, XT[s], k, cols, orders)

@@ -38,6 +38,23 @@ class ReliefF(BaseSelector):
     values (a block of instance rows at a time is dense); the weights equal those of the dense
     copy up to rounding.
 
+    **Continuous targets: RReliefF** (Robnik-Šikonja & Kononenko 1997; 2003). Hits and misses
+    become a probability that the target differs: for each instance :math:`R_i` and its
+    :math:`k` nearest neighbours :math:`I_j` (any target), with rank weights
+    :math:`d(i, j) \propto e^{-(\mathrm{rank}/\sigma)^2}` (summing to 1 over the :math:`k`),
+
+    .. math::
+
+        W_A = \frac{N_{dC \wedge dA}}{N_{dC}} - \frac{N_{dA} - N_{dC \wedge dA}}{m - N_{dC}},
+
+    :math:`N_{dC} = \sum d(i,j)\,\mathrm{diff}(\tau)`, :math:`N_{dA} = \sum d(i,j)\,
+    \mathrm{diff}(A)`, :math:`N_{dC\wedge dA} = \sum d(i,j)\,\mathrm{diff}(\tau)\,
+    \mathrm{diff}(A)` (:math:`\tau` the target, diffs over the ranges): a feature gains weight
+    when its differences go with differences of the target
+    (:func:`sparsefs._kernels.relieff.rrelieff_weights`). ``sigma`` sets the width of the
+    rank weights (default :math:`k/3`: the :math:`k`-th neighbour weighs :math:`e^{-9}` of the
+    first; the papers leave :math:`\sigma` to the user); ``class_weighting`` is unused.
+
     Choices: ties between equally distant neighbours go to the lower sample index; a class with
     fewer than ``n_neighbors`` other members contributes all of them (averaged over those found)
     and an instance alone in its class has no hits; features are treated as numeric (a 0/1
@@ -66,13 +83,22 @@ class ReliefF(BaseSelector):
     random_state : int, RandomState instance or None, default=None
         Draws the instances when ``n_instances`` is not None; unused otherwise (``None``: fresh
         randomness; the global NumPy random state is neither read nor changed).
+    sigma : float > 0 or None, default=None
+        RReliefF (continuous targets): the width of the rank weights; ``None``:
+        ``n_neighbors / 3``.
+    target_type : {"auto", "classification", "regression"}, default="auto"
+        How ``y`` is read: ``"auto"`` follows scikit-learn's ``type_of_target`` (float values:
+        continuous, RReliefF; integers: classes, ReliefF); ``"regression"`` reads integer
+        values as numbers.
 
     Attributes
     ----------
     scores_ : ndarray of shape (n_features_in_,)
         The ReliefF weights (higher = better), ``-inf`` for constant features.
     weights_ : ndarray of shape (n_features_in_,)
-        The raw ReliefF weights, in [-1, 1].
+        The raw ReliefF (RReliefF) weights.
+    target_type_ : str
+        ``"classification"`` (ReliefF) or ``"regression"`` (RReliefF).
     ranking_ : ndarray of shape (n_features_in_,)
         1 = best; ties broken by the lower feature index.
     support_ : ndarray of shape (n_features_in_,), dtype bool
@@ -89,6 +115,8 @@ class ReliefF(BaseSelector):
     .. [2] I. Kononenko, "Estimating attributes: analysis and extensions of RELIEF", ECML 1994.
     .. [3] M. Robnik-Šikonja and I. Kononenko, "Theoretical and empirical analysis of ReliefF
            and RReliefF", Machine Learning 53:23-69, 2003.
+    .. [4] M. Robnik-Šikonja and I. Kononenko, "An adaptation of Relief for attribute
+           estimation in regression", ICML 1997.
 
     Examples
     --------
@@ -111,8 +139,11 @@ class ReliefF(BaseSelector):
         ],
         "threshold": [Interval(Real, None, None, closed="neither")],
         "random_state": ["random_state"],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "target_type": [StrOptions({"auto", "classification", "regression"})],
     }
     _accept_sparse = ("csr", "csc")
+    _targets = ("classification", "regression")
 
     def __init__(
         self,
@@ -123,6 +154,8 @@ class ReliefF(BaseSelector):
         n_instances=None,
         threshold=0.0,
         random_state=None,
+        sigma=None,
+        target_type="auto",
     ):
         self.n_features_to_select = n_features_to_select
         self.n_neighbors = n_neighbors
@@ -130,6 +163,8 @@ class ReliefF(BaseSelector):
         self.n_instances = n_instances
         self.threshold = threshold
         self.random_state = random_state
+        self.sigma = sigma
+        self.target_type = target_type
 
     @one_blas_thread
     def _fit(self, X, y_idx):
@@ -145,9 +180,14 @@ class ReliefF(BaseSelector):
                 )
             rng = rng_from(self.random_state)
             instances = np.sort(rng.choice(n, size=m, replace=False))
-        weights = _kernel.relieff_weights(
-            X, y_idx, self.n_neighbors, class_weighting=self.class_weighting, instances=instances
-        )
+        if self.target_type_ == "regression":
+            weights = _kernel.rrelieff_weights(X, y_idx, self.n_neighbors, sigma=self.sigma,
+                                               instances=instances)
+        else:
+            weights = _kernel.relieff_weights(
+                X, y_idx, self.n_neighbors, class_weighting=self.class_weighting,
+                instances=instances
+            )
         constant = _kernel.column_span(X)[0] == 0
         self.weights_ = weights
         self.n_instances_ = n if instances is None else int(instances.size)

@@ -12,10 +12,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 
 from sparsefs._kernels import stability as _kernel
-from sparsefs.base import BaseSelector, SupportMixin, resolve_n_features_to_select
+from sparsefs.base import (
+    BaseSelector,
+    SupportMixin,
+    _SparseEstimatorBase,
+    resolve_n_features_to_select,
+)
 from sparsefs.metrics._stability import StabilityEstimate, nogueira_index
 from sparsefs.utils._progress import fit_progress
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context
+from sparsefs.utils._targets import resolve_target
 
 __all__ = ["StabilitySelector"]
 
@@ -98,7 +104,12 @@ class StabilitySelector(BaseSelector):
     * ``"subsample"`` (Meinshausen & Bühlmann, 2010): :math:`M` independent subsamples of
       :math:`\lfloor \text{sample\_fraction} \cdot n \rfloor` rows without replacement.
 
-    For a supervised base estimator the subsamples are stratified by class (``stratify``).
+    For a supervised base estimator the subsamples are stratified by class (``stratify``);
+    for a survival target by the event indicator (each half keeps the share of censored
+    times), and a continuous target is not stratified. The target's kind (class labels, a
+    continuous y, a survival array; ``docs/outcomes.md``) is the base estimator's: stability
+    over :class:`~sparsefs.selection.LassoSelector` (the default) on a survival target is
+    stability selection over the Cox lasso, as in ``stabs``' any-fit-function design.
 
     **Error control.** With :math:`q` the mean number of features selected per resample
     (``q_``), :math:`p` the number of features and :math:`V` the number of falsely selected
@@ -146,6 +157,22 @@ class StabilitySelector(BaseSelector):
     (2018) over the :math:`M` supports, with its 95% confidence interval
     (:func:`sparsefs.metrics.nogueira_index`).
 
+    **Donors** (``fit(X, y, groups=donors)``). When samples come in groups that are not
+    independent (the cells of one donor share its expression offsets), the resampling unit is
+    the donor: complementary halves (or subsamples) of the *donor set*, each resample holding
+    every cell of its donors. The design is detected and recorded (``design_``): *nested*
+    (each donor belongs to one class: the halves are stratified by class, at least 2 donors per
+    class), *crossed* (donors have cells of several classes: plain halves of the donors), or
+    neither (one donor, donors confounded with the classes: an error). The error bounds above
+    then hold with the donors as the exchangeable units: a feature that looks associated only
+    because of the offsets of a few donors is selected only in the halves holding them, so its
+    frequency stays low, where cell-level halves (every donor in every half) would select it
+    every time.
+    A continuous or survival target has no classes: the halves are plain halves of the donors
+    (stratified by the donors' events for a survival target constant within every donor),
+    whether the target is a donor attribute (``design_ = "nested"``) or varies within donors
+    (``"crossed"``, e.g. pseudotime); the bounds need only exchangeable donors.
+
     Parameters
     ----------
     estimator : estimator, default=None
@@ -180,7 +207,8 @@ class StabilitySelector(BaseSelector):
         ``"worst_case"`` for subsampling (the unimodal bound exists for complementary pairs
         only).
     stratify : bool, default=True
-        Stratify the resamples by class when the base estimator is supervised.
+        Stratify the resamples by class (by the event indicator for a survival target) when
+        the base estimator is supervised.
     n_jobs : int, default=None
         Resamples fitted in parallel with joblib (``-1``: all CPUs). The result does not depend
         on it: every resample and seed is drawn before the fits.
@@ -234,6 +262,17 @@ class StabilitySelector(BaseSelector):
         ``path_param``, ``"n_features_to_select"`` for the count path, or ``None``.
     estimator_ : estimator
         The (unfitted) clone of ``estimator`` that was refitted on every resample.
+    target_type_ : str or None
+        The kind of target (``"classification"``, ``"regression"``, ``"survival"``; ``None``
+        for an unsupervised base estimator).
+    design_ : {"nested", "crossed", "unlabelled"} or None
+        With ``groups``: the design found (``"unlabelled"`` for an unsupervised base
+        estimator; for a continuous or survival target, ``"nested"`` when it is constant
+        within every donor, else ``"crossed"``); ``None`` without ``groups``.
+    design_info_ : DonorDesign or None
+        The donor x class table of cell counts, the reason and notes
+        (:class:`sparsefs._kernels.donors.DonorDesign`; ``None`` for a continuous or survival
+        target, which has no classes).
 
     See Also
     --------
@@ -325,22 +364,41 @@ class StabilitySelector(BaseSelector):
     def _accept_sparse(self):  # type: ignore[override]
         return "csr" if get_tags(self._base()).input_tags.sparse else False
 
+    @property
+    def _targets(self):  # type: ignore[override]
+        """The kinds of target of the base estimator (docs/outcomes.md); a scikit-learn
+        selector that is not a sparsefs estimator may take class labels or a continuous y."""
+        base = self._base()
+        if isinstance(base, SupportMixin):
+            return tuple(base._targets)
+        return ("classification", "regression")
+
     def _validate_fit_data(self, X, y):
-        """Validate X (and y when the base estimator uses labels) once for all resamples.
+        """Validate X (and y when the base estimator uses it) once for all resamples.
 
         A scikit-learn selector may use y without declaring it in its tags (``SelectKBest``):
-        for a base estimator that is not a sparsefs estimator, labels given to ``fit`` are
-        passed on (as class labels, and used for stratification).
+        for a base estimator that is not a sparsefs estimator, a ``y`` given to ``fit`` is
+        passed on (and class labels are used for stratification). The kind of target (class
+        labels, continuous, survival; docs/outcomes.md) is the base estimator's reading of
+        ``y`` (its ``target_type`` parameter included): class labels are passed on as class
+        indices, a continuous or survival target as given.
         """
         base = self._base()
         uses_y = self._supervised or (y is not None and not isinstance(base, SupportMixin))
         if not uses_y:
+            self.target_type_ = None
             return self._validate(X, reset=True), None, None
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} is supervised and requires y to be passed, but the "
                 "target y is None."
             )
+        target_type = base.get_params(deep=False).get("target_type", "auto")
+        target = resolve_target(y, self._targets, name=f"{type(self).__name__} with "
+                                f"{type(base).__name__}", target_type=target_type)
+        self.target_type_ = target.kind
+        if target.kind != "classification":
+            return _SparseEstimatorBase._validate_outcome(self, X, target)
         X, y = self._validate(X, y, reset=True)
         check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
@@ -352,7 +410,7 @@ class StabilitySelector(BaseSelector):
         return X, y_idx.astype(np.intp, copy=False), classes
 
     @_fit_context(prefer_skip_nested_validation=False)  # the base estimator's own validation runs
-    def fit(self, X, y=None, **fit_params: Any):
+    def fit(self, X, y=None, groups=None, **fit_params: Any):
         """Refit the base estimator on every resample and select the stable features.
 
         Parameters
@@ -360,7 +418,11 @@ class StabilitySelector(BaseSelector):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Sparse input is accepted when the base estimator accepts it.
         y : array-like of shape (n_samples,), default=None
-            Class labels (required when the base estimator is supervised).
+            Class labels, a continuous target or a structured survival array, as the base
+            estimator takes (required when it is supervised).
+        groups : array-like of shape (n_samples,), default=None
+            Donor / sample labels (scikit-learn's ``groups``): the resamples are then halves
+            (or subsamples) of the *donors*, each with all of its samples; see "Donors" above.
         **fit_params : dict
             Not supported (an error if given).
 
@@ -382,10 +444,73 @@ class StabilitySelector(BaseSelector):
         self.n_features_to_select_ = resolve_n_features_to_select(
             self.n_features_to_select, X.shape[1]
         )
-        self._fit(X, y_idx, base)
+        self._fit(X, y_idx, base, groups)
         return self
 
-    def _fit(self, X, y_idx, base):
+    def _donor_units(self, y_idx, groups, n):
+        """``(cells of each donor, class of each donor or None)`` for donor-level resampling,
+        with the design recorded in ``design_`` / ``design_info_``."""
+        from sparsefs.selection._donors import check_groups, donor_design, logger
+
+        g_idx, names = check_groups(groups, n)
+        n_groups = names.shape[0]
+        if n_groups < 2:
+            raise ValueError(
+                "StabilitySelector: groups= holds a single donor; donor-level resamples need "
+                "at least 2 donors (halves of the donor set)."
+            )
+        order = np.argsort(g_idx, kind="stable")
+        cells = np.split(order, np.flatnonzero(np.diff(g_idx[order])) + 1)
+        strata = None
+        if y_idx is None:
+            self.design_, self.design_info_ = "unlabelled", None
+            logger.info("StabilitySelector: resampling halves of %d donors (unsupervised "
+                        "base estimator).", n_groups)
+        elif self.target_type_ != "classification":
+            strata = self._outcome_donor_strata(y_idx, g_idx, n_groups)
+        else:
+            design = donor_design(y_idx, g_idx, int(y_idx.max()) + 1, n_groups,
+                                  type(self).__name__)
+            self.design_, self.design_info_ = design.design, design
+            if design.design == "nested":
+                few = np.flatnonzero(design.donors_per_class < 2)
+                if few.size:
+                    raise ValueError(
+                        "StabilitySelector: groups= gives a nested design (one class per "
+                        f"donor) with a single donor in class(es) {few.tolist()}: a half of the "
+                        "donors would lack that class. Donor-level resampling needs at least 2 "
+                        "donors per class."
+                    )
+                if self.stratify:
+                    strata = np.asarray([y_idx[c[0]] for c in cells])
+        return cells, strata
+
+    def _outcome_donor_strata(self, y, g_idx, n_groups):
+        """The design of a continuous or survival target with donors (``design_``), and the
+        strata of the donors: a survival target constant within every donor stratifies the
+        halves by the donors' events; otherwise the halves are plain halves of the donors."""
+        from sparsefs.selection._donors import donor_outcome, logger
+
+        per_donor = donor_outcome(y, g_idx, n_groups)
+        self.design_ = "crossed" if per_donor is None else "nested"
+        self.design_info_ = None
+        what = {"regression": "continuous", "survival": "survival"}[self.target_type_]
+        logger.info("StabilitySelector: resampling halves of %d donors (a %s target %s).",
+                    n_groups, what, "varying within donors" if per_donor is None
+                    else "constant within every donor")
+        if per_donor is None or self.target_type_ != "survival" or not self.stratify:
+            return None
+        events = per_donor["event"].astype(np.intp)
+        if events.sum() < 2:
+            raise ValueError(
+                "StabilitySelector: groups= with a survival target constant within every donor "
+                f"has {int(events.sum())} donor(s) with an observed event: a half of the donors "
+                "would have no event. Donor-level resampling needs at least 2 donors with an "
+                "event."
+            )
+        return events
+
+    def _fit(self, X, y_idx, base, groups=None):
         n, p = X.shape
         given = [name for name in ("threshold", "pfer", "n_features_to_select")
                  if getattr(self, name) is not None]
@@ -432,19 +557,32 @@ class StabilitySelector(BaseSelector):
                 "bound='unimodal' (Shah & Samworth's Theorem 2) holds for "
                 "scheme='complementary_pairs' only; use bound='worst_case'."
             )
-        size = n // 2 if pairs else math.floor(self.sample_fraction * n)
+        self.design_, self.design_info_ = None, None
+        donor_cells, units, strata = None, n, None
+        if groups is not None:
+            donor_cells, strata = self._donor_units(y_idx, groups, n)
+            units = len(donor_cells)
+        elif y_idx is not None and self.stratify and self.target_type_ == "classification":
+            strata = y_idx
+        elif y_idx is not None and self.stratify and self.target_type_ == "survival":
+            strata = y_idx["event"].astype(np.intp)  # each half keeps the censoring rate
+        size = units // 2 if pairs else math.floor(self.sample_fraction * units)
         if size < 1:
+            got = (f"{units} donors" if groups is not None else f"n_samples = {n}")
             raise ValueError(
-                f"StabilitySelector needs subsamples of at least 1 row; got n_samples = {n} "
-                f"(subsample size {size})."
+                f"StabilitySelector needs subsamples of at least 1 "
+                f"{'donor' if groups is not None else 'row'}; got {got} (subsample size "
+                f"{size})."
             )
 
         rng = check_random_state(self.random_state)
-        strata = y_idx if (y_idx is not None and self.stratify) else None
         if pairs:
-            indices = _kernel.complementary_pairs(n, m // 2, rng, strata)
+            indices = _kernel.complementary_pairs(units, m // 2, rng, strata)
         else:
-            indices = _kernel.subsamples(n, m, size, rng, strata)
+            indices = _kernel.subsamples(units, m, size, rng, strata)
+        if donor_cells is not None:  # the rows of the chosen donors, all of their cells
+            indices = [np.sort(np.concatenate([donor_cells[d] for d in half]))
+                       for half in indices]
         # every random_state left at None, nested ones included (SelectFromModel(forest))
         seed_keys = [key for key, value in base.get_params(deep=True).items()
                      if value is None and (key == "random_state"
@@ -533,7 +671,7 @@ class StabilitySelector(BaseSelector):
         return int(self.q)
 
     def _run(self, X, y_idx, indices, seeds, seed_keys, path):
-        m = indices.shape[0]
+        m = len(indices)
         sequential = self.n_jobs in (None, 1)
         n_chunks = m if sequential else min(m, 4 * max(1, _effective_n_jobs(self.n_jobs)))
         bounds = np.linspace(0, m, n_chunks + 1).astype(int)

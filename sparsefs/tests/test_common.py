@@ -4,6 +4,7 @@ Independent references: scikit-learn's own estimator checks; the contract and ba
 of :mod:`sparsefs.utils.estimator_checks`.
 """
 
+import dataclasses
 import re
 
 import numpy as np
@@ -57,6 +58,9 @@ def test_bad_input(estimator, case):
         estimator.get_params()
     ):
         pytest.skip("the method has no n_features_to_select")
+    if case.name == "single class" and "classification" not in info.targets:
+        # a method for continuous targets reads the labels as numbers: one value is constant
+        case = dataclasses.replace(case, error=((ValueError,), "constant"))
     X, y, _ = small_problem()
     reference = clone(estimator).fit(X, y)
     est = clone(estimator).set_params(**case.params)

@@ -84,6 +84,15 @@ class MethodInfo:
     kernel : str or None
         The stem of the method's kernel module ``_kernels/<kernel>.py`` when it is not
         :attr:`stem` (a method renamed while its kernel module kept the old name).
+    targets : tuple of str
+        The kinds of target ``fit`` takes (supervised methods): ``"classification"`` (class
+        labels), ``"regression"`` (a continuous y), ``"survival"`` (a structured event /
+        time array; docs/outcomes.md). Kept equal to the estimator's ``_targets`` by
+        ``sparsefs/tests/test_targets.py``; empty for unsupervised methods (y is ignored).
+    outcome_params : tuple of dict
+        Settings for the common tests on continuous and survival targets (when the
+        ``test_params`` need class labels, e.g. a meta-estimator's base); empty: the
+        ``test_params``.
     """
 
     stem: str
@@ -101,6 +110,8 @@ class MethodInfo:
     aliases: tuple[str, ...] = ()
     kernel: str | None = None
     inputs: tuple[str, ...] = ("dense",)
+    targets: tuple[str, ...] = ("classification",)
+    outcome_params: tuple[dict[str, Any], ...] = ()
 
     @property
     def kernel_stem(self) -> str:
@@ -127,6 +138,7 @@ class MethodInfo:
             "cost": self.cost,
             "aliases": list(self.aliases),
             "input": list(self.inputs),
+            "targets": list(self.targets) if self.supervision == "supervised" else [],
         }
 
 
@@ -142,6 +154,25 @@ _METHODS: tuple[MethodInfo, ...] = (
         inputs=("dense", "sparse", "dask"),
         test_params=({}, {"n_features_to_select": 2}, {"n_features_to_select": 0.5}),
         own_rule="features whose ANOVA F-test p-value passes Benjamini-Hochberg at fdr=0.05",
+    ),
+    MethodInfo(
+        stem="univariate_score",
+        name="UnivariateScore",
+        family="selector",
+        supervision="supervised",
+        reference="Pearson, Proc. R. Soc. London 58, 1895; Spearman, Am. J. Psychol. 15, 1904; "
+        "Cox, JRSS-B 34, 1972; Mantel, Cancer Chemother. Rep. 50, 1966",
+        summary="per-feature tests against a continuous target (F / Pearson / Spearman, equal "
+        "to f_regression) or a survival target (Cox score test = log-rank for a binary "
+        "feature), all features in one pass",
+        import_path="sparsefs.selection:UnivariateScore",
+        inputs=("dense", "sparse", "dask"),
+        targets=("regression", "survival"),
+        test_params=({}, {"n_features_to_select": 2, "test": "spearman"},
+                     {"n_features_to_select": 0.5, "test": "pearson"}),
+        outcome_params=({}, {"n_features_to_select": 2, "ties": "efron"},
+                        {"n_features_to_select": 0.5, "ties": "exact"}),
+        own_rule="features whose p-value passes Benjamini-Hochberg at fdr=0.05",
     ),
     MethodInfo(
         stem="l0_kmeans",
@@ -288,6 +319,19 @@ _METHODS: tuple[MethodInfo, ...] = (
         own_rule="the best 10 % (the paper defines no count)",
     ),
     MethodInfo(
+        stem="variance",
+        name="VarianceScore",
+        family="selector",
+        supervision="unsupervised",
+        reference="Bommert, Welchowski, Schmid & Rahnenführer, Brief. Bioinform. 23(1), 2022",
+        summary="the variance filter (no target): the baseline of the gene-expression survival "
+        "benchmark",
+        import_path="sparsefs.selection:VarianceScore",
+        inputs=("dense", "sparse"),
+        test_params=({}, {"n_features_to_select": 2}, {"threshold": 0.1}),
+        own_rule="the best 10 % (threshold= keeps the variances above it, as VarianceThreshold)",
+    ),
+    MethodInfo(
         stem="spec",
         name="SPEC",
         family="selector",
@@ -349,13 +393,14 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Kononenko, ECML 1994; Robnik-Sikonja & Kononenko, Machine Learning 2003",
         summary="nearest hits vs nearest misses per class (vectorised ReliefF, multiclass "
-        "prior-weighted)",
+        "prior-weighted); RReliefF for a continuous target",
         import_path="sparsefs.selection:ReliefF",
         inputs=("dense", "sparse"),
         test_params=(
             {},
             {"n_features_to_select": 2, "n_neighbors": 3, "n_instances": 0.5, "random_state": 0},
         ),
+        targets=("classification", "regression"),
         own_rule="features whose weight exceeds threshold=0 (often about half on noise)",
     ),
     MethodInfo(
@@ -365,7 +410,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Peng, Long & Ding, IEEE TPAMI 2005; Ding & Peng, JBCB 2005",
         summary="greedy max relevance, min redundancy (MID/MIQ by discretised or KSG mutual "
-        "information; FCD/FCQ by F statistic and correlation)",
+        "information; FCD/FCQ by F statistic and correlation; classes or a continuous target)",
         import_path="sparsefs.selection:MRMR",
         test_params=(
             {"n_features_to_select": 2},
@@ -373,6 +418,7 @@ _METHODS: tuple[MethodInfo, ...] = (
             {"n_features_to_select": 2, "criterion": "miq", "mi_estimator": "ksg",
              "random_state": 0},
         ),
+        targets=("classification", "regression"),
         own_rule="the incremental rule: add features while the criterion shows a gain "
         "(hundreds on noisy high-dimensional data: 1768 of 7129 on ALLAML)",
         cost="about 90 s on 72 x 7129 (ALLAML; measured on a loaded 2-core machine) with the "
@@ -384,10 +430,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         family="selector",
         supervision="supervised",
         reference="Kraskov, Stogbauer & Grassberger, Phys. Rev. E 2004; Ross, PLoS ONE 2014",
-        summary="nearest-neighbour (KSG) mutual information with the classes (numba kernel, "
-        "equal to scikit-learn's mutual_info_classif)",
+        summary="nearest-neighbour (KSG) mutual information with the classes or a continuous "
+        "target (numba kernel, equal to scikit-learn's mutual_info_classif / "
+        "mutual_info_regression)",
         import_path="sparsefs.selection:MutualInfo",
         test_params=({"n_features_to_select": 2, "random_state": 0},),
+        targets=("classification", "regression"),
         own_rule="features with a positive estimate, threshold=0 (about half on pure noise)",
     ),
     MethodInfo(
@@ -395,12 +443,16 @@ _METHODS: tuple[MethodInfo, ...] = (
         name="LassoSelector",
         family="selector",
         supervision="supervised",
-        reference="Tibshirani, JRSS-B 1996; Friedman, Hastie & Tibshirani, JSS 2010",
-        summary="l1-penalised multinomial logistic regression; penalty chosen on the path to "
-        "keep k features",
+        reference="Tibshirani, JRSS-B 1996; Friedman, Hastie & Tibshirani, JSS 2010; Simon, "
+        "Friedman, Hastie & Tibshirani, JSS 2011",
+        summary="the lasso with the target's loss: multinomial logistic (classes), least "
+        "squares (continuous, = scikit-learn's Lasso), Cox partial likelihood (survival; "
+        "glmnet's coordinate descent); penalty chosen on the path to keep k features",
         inputs=("dense", "sparse"),
+        targets=("classification", "regression", "survival"),
         import_path="sparsefs.selection:LassoSelector",
         test_params=({"n_features_to_select": 2, "max_iter": 300},),
+        outcome_params=({"n_features_to_select": 2}, {"ties": "efron"}),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
     MethodInfo(
@@ -409,11 +461,13 @@ _METHODS: tuple[MethodInfo, ...] = (
         family="selector",
         supervision="supervised",
         reference="Zou & Hastie, JRSS-B 2005",
-        summary="elastic-net multinomial logistic regression; penalty chosen on the path to "
-        "keep k features",
+        summary="the elastic net with the target's loss (logistic, least squares, Cox); "
+        "penalty chosen on the path to keep k features",
         inputs=("dense", "sparse"),
+        targets=("classification", "regression", "survival"),
         import_path="sparsefs.selection:ElasticNetSelector",
         test_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3, "max_iter": 300},),
+        outcome_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3},),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
     MethodInfo(
@@ -434,10 +488,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         family="selector",
         supervision="supervised",
         reference="Obozinski, Taskar & Jordan, Stat. Comput. 2010; Liu, Ji & Ye, UAI 2009",
-        summary="least squares on one-hot classes + l2,1 penalty (accelerated proximal gradient)",
+        summary="least squares on one-hot classes or several continuous targets + l2,1 "
+        "penalty (multi-task lasso; accelerated proximal gradient)",
         import_path="sparsefs.selection:LsL21",
         inputs=("dense", "sparse"),
         test_params=({"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300},),
+        targets=("classification", "regression"),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
     MethodInfo(
@@ -551,6 +607,15 @@ _METHODS: tuple[MethodInfo, ...] = (
                                          {"norm": "l1", "n_features_to_select": 0.5}),
              "n_resamples": 8, "pfer": 2.0, "random_state": 0},
         ),
+        targets=("classification", "regression", "survival"),
+        outcome_params=(
+            {"estimator": EstimatorParam("sparsefs.selection:UnivariateScore",
+                                         {"n_features_to_select": 0.5}),
+             "n_resamples": 10, "random_state": 0},
+            {"estimator": EstimatorParam("sparsefs.selection:LassoSelector",
+                                         {"n_features_to_select": 2}),
+             "n_resamples": 6, "pfer": 2.0, "random_state": 0},
+        ),
         own_rule="features selected on at least 60% of the 50 half-samples (threshold=0.6); "
         "pfer= or threshold= set the cut-off",
         cost="n_resamples fits of the base estimator on half the samples",
@@ -562,9 +627,10 @@ _METHODS: tuple[MethodInfo, ...] = (
         supervision="supervised",
         reference="Benjamini & Hochberg, JRSS-B 57, 1995; Benjamini & Yekutieli, Ann. Statist. "
         "29, 2001; Holm, Scand. J. Statist. 6, 1979; Phipson & Smyth, SAGMB 9, 2010",
-        summary="p-values for any score (F, Welch t, Mann-Whitney, Kruskal-Wallis, or "
-        "stratified label permutations of an estimator's scores), then BH / BY (FDR) or "
-        "Holm / Bonferroni / max-T (FWER)",
+        summary="p-values for any score (F, Welch t, Mann-Whitney, Kruskal-Wallis; F / "
+        "Spearman for continuous and Cox score tests for survival targets; or stratified "
+        "label permutations of an estimator's scores), then BH / BY (FDR) or Holm / "
+        "Bonferroni / max-T (FWER)",
         import_path="sparsefs.selection:ErrorControlSelector",
         inputs=("dense", "sparse"),
         test_params=(
@@ -574,6 +640,14 @@ _METHODS: tuple[MethodInfo, ...] = (
             {"pvalues": "permutation", "n_permutations": 19, "alpha": 0.5, "random_state": 0},
             {"pvalues": "kruskal", "method": "by"},
             {"method": "maxt", "n_permutations": 19, "random_state": 0},
+        ),
+        targets=("classification", "regression", "survival"),
+        outcome_params=(
+            {},
+            {"method": "holm", "n_features_to_select": 2},
+            {"pvalues": "permutation", "n_permutations": 19, "alpha": 0.5, "random_state": 0,
+             "estimator": EstimatorParam("sparsefs.selection:UnivariateScore",
+                                         {"n_features_to_select": 1})},
         ),
         own_rule="features whose ANOVA F-test p-values pass Benjamini-Hochberg at FDR 0.05 "
         "(method=, alpha=, pvalues= choose others)",
@@ -594,6 +668,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         test_params=(
             {"n_features_to_select": 2, "random_state": 0},
             {"statistic": "score_diff", "fdr": 0.5, "random_state": 0},
+        ),
+        targets=("classification", "regression", "survival"),
+        outcome_params=(
+            {"estimator": EstimatorParam("sparsefs.selection:UnivariateScore",
+                                         {"n_features_to_select": 1}),
+             "fdr": 0.5, "random_state": 0},
         ),
         own_rule="the knockoff+ selection at FDR 0.1 (fdr=); none when fewer than 1/fdr "
         "statistics are positive",
@@ -665,10 +745,14 @@ def methods_markdown() -> str:
         "| stem | estimator | family | supervision | input | what it does | reference |",
         "|---|---|---|---|---|---|---|",
     ]
+    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
     for m in _METHODS:
         module = m.import_path.split(":")[0]
+        supervision = m.supervision
+        if m.supervision == "supervised" and m.targets != ("classification",):
+            supervision += ": " + ", ".join(words[t] for t in m.targets)
         lines.append(
-            f"| `{m.stem}` | `{module}.{m.name}` | {m.family} | {m.supervision} "
+            f"| `{m.stem}` | `{module}.{m.name}` | {m.family} | {supervision} "
             f"| {' / '.join(m.inputs)} | {m.summary} | {m.reference} |"
         )
     return "\n".join(lines)

@@ -29,6 +29,8 @@ __all__ = [
     "bad_input_cases",
     "contract_checks",
     "instances",
+    "outcome_instances",
+    "small_outcome_problem",
     "small_problem",
 ]
 
@@ -41,6 +43,41 @@ def instances(methods: list[MethodInfo] | None = None) -> Iterator[Any]:
     for info in methods if methods is not None else list_methods():
         for params in info.test_params:
             yield info.estimator(**build_params(params))
+
+
+def outcome_instances(kind: str, methods: list[MethodInfo] | None = None) -> Iterator[Any]:
+    """One estimator per (method taking ``kind`` targets, setting): its ``outcome_params``
+    when given, else its ``test_params``."""
+    for info in methods if methods is not None else list_methods():
+        if kind not in info.targets or info.supervision != "supervised":
+            continue
+        for params in info.outcome_params or info.test_params:
+            yield info.estimator(**build_params(params))
+
+
+def small_outcome_problem(
+    kind: str, n_samples: int = 60, n_features: int = 8, random_state: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A small problem with a continuous (``"regression"``) or survival (``"survival"``)
+    target driven by features 2 and 5 (not the first columns).
+
+    Returns ``X``, ``y`` (float values, or the structured event / time array) and the true
+    support.
+    """
+    from sparsefs.utils._targets import survival_target
+
+    rng = np.random.default_rng(random_state)
+    X = rng.normal(size=(n_samples, n_features))
+    support = np.zeros(n_features, dtype=bool)
+    support[[2, 5]] = True
+    eta = 1.5 * X[:, 2] - 1.0 * X[:, 5]
+    if kind == "regression":
+        return X, eta + 0.5 * rng.normal(size=n_samples), support
+    if kind != "survival":
+        raise ValueError(f"kind={kind!r} is not 'regression' or 'survival'.")
+    t = rng.exponential(size=n_samples) / np.exp(eta)
+    c = rng.exponential(2.0, size=n_samples)
+    return X, survival_target(t <= c, np.minimum(t, c)), support
 
 
 def expected_failed_checks(estimator) -> dict[str, str]:

@@ -431,3 +431,44 @@ def test_bad_argument_types(tmp_path, frame):
         load(path, target="label", transpose="yes")
     with pytest.raises(TypeError, match="feature_names must be an array-like"):
         load(path, target="label", feature_names="abcd")
+
+
+def test_survival_columns_of_a_table(tmp_path):
+    """time= / event= build the structured survival target and drop both columns."""
+    import pandas as pd
+
+    from sparsefs.datasets import load
+
+    frame = pd.DataFrame({"g1": [1.0, 2.0, 3.0], "days": [5, 8, 2], "dead": [1, 0, 1],
+                          "g2": [0.5, 0.1, 0.3]})
+    path = tmp_path / "surv.csv"
+    frame.to_csv(path, index=False)
+    ds = load(path, time="days", event="dead")
+    assert list(ds.feature_names) == ["g1", "g2"]
+    np.testing.assert_array_equal(ds.y["time"], [5.0, 8.0, 2.0])
+    np.testing.assert_array_equal(ds.y["event"], [True, False, True])
+    with pytest.raises(ValueError, match="needs both"):
+        load(path, time="days")
+    with pytest.raises(ValueError, match="not a column"):
+        load(path, time="days", event="status")
+    with pytest.raises(ValueError, match="not both"):
+        load(path, target="g1", time="days", event="dead")
+
+
+def test_chiaretti_endpoints():
+    """The worked example's targets: 88 patients / 64 relapses, 123 ages, 95 B / 33 T."""
+    from sparsefs.datasets import load_chiaretti
+    from sparsefs.datasets._asu import shared_data_dir
+
+    root = shared_data_dir()
+    if root is None or not (root / "ALL_Chiaretti_pheno.csv").is_file():
+        pytest.skip("ALL_Chiaretti files not in SPARSEFS_DATA")
+    rel = load_chiaretti("relapse")
+    assert rel.X.shape == (88, 12625) and int(rel.y["event"].sum()) == 64
+    assert rel.y["time"].min() > 0
+    age = load_chiaretti("age")
+    assert age.X.shape[0] == 123 and age.y.dtype == np.float64
+    bt = load_chiaretti("bt")
+    assert sorted(np.unique(bt.y, return_counts=True)[1]) == [33, 95]
+    with pytest.raises(ValueError, match="endpoint"):
+        load_chiaretti("os")

@@ -206,3 +206,41 @@ def test_exp4_means_and_rho_validation():
         make_sparse_clusters_exp4(n_features=10, n_relevant=11)
     with pytest.raises(TypeError, match="shuffle must be a bool"):
         make_sparse_clusters_exp4(shuffle=1)
+
+
+def test_planted_regression_design():
+    """y = X beta + noise with the stated support; AR(1) columns have corr rho^|j-k| and unit
+    variance (checked on a large sample)."""
+    from sparsefs.datasets import make_planted_regression
+
+    d = make_planted_regression(n_samples=40, n_features=20, n_informative=5, noise=0.0,
+                                random_state=3)
+    assert d.support.sum() == 5 and not np.array_equal(np.flatnonzero(d.support), np.arange(5))
+    beta = np.linalg.lstsq(d.X, d.y, rcond=None)[0]
+    np.testing.assert_allclose(np.abs(beta[d.support]), 1.0, atol=1e-8)
+    big = make_planted_regression(n_samples=20000, n_features=4, n_informative=1,
+                                  correlation=0.6, random_state=0)
+    c = np.corrcoef(big.X.T)
+    assert abs(c[0, 1] - 0.6) < 0.03 and abs(c[0, 2] - 0.36) < 0.03
+    np.testing.assert_allclose(big.X.std(axis=0), 1.0, atol=0.03)
+    again = make_planted_regression(n_samples=40, n_features=20, n_informative=5, noise=0.0,
+                                    random_state=3)
+    np.testing.assert_array_equal(again.X, d.X)
+
+
+@pytest.mark.parametrize("baseline", ["exponential", "weibull"])
+def test_planted_survival_design(baseline):
+    """Censored fraction near its target; the planted features carry the hazard (the Cox
+    score tests rank them first on a large sample)."""
+    from sparsefs._kernels import cox
+    from sparsefs.datasets import make_planted_survival
+
+    d = make_planted_survival(n_samples=3000, n_features=30, n_informative=3, effect=0.7,
+                              censoring=0.4, baseline=baseline, random_state=1)
+    assert d.y.dtype.names == ("event", "time")
+    assert abs((~d.y["event"]).mean() - 0.4) < 0.04
+    assert d.y["time"].min() > 0
+    stat, _, _ = cox.score_tests(d.X, cox.cox_data(d.y["time"], d.y["event"]))
+    assert set(np.argsort(-stat)[:3]) == set(np.flatnonzero(d.support))
+    with pytest.raises(ValueError, match="censoring"):
+        make_planted_survival(censoring=1.0)

@@ -347,8 +347,9 @@ def test_maxt_finds_planted_features_with_few_permutations(planted):
 
 @pytest.mark.parametrize("kind", ["anova", "welch", "mannwhitney", "kruskal", "permutation"])
 def test_sparse_input_equals_dense(kind):
-    """CSR / CSC give the dense p-values (tests on dense blocks of columns; permutations pass
-    the sparse matrix to the estimator); zeros tie in the rank tests as in the dense copy."""
+    """CSR / CSC give the dense p-values (the F test from one pass of class sums, the other
+    tests on dense blocks of columns; permutations pass the sparse matrix to the estimator);
+    zeros tie in the rank tests as in the dense copy."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(0)

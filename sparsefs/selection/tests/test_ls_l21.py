@@ -81,3 +81,19 @@ def test_coefficients_in_the_callers_units_without_standardizing(small):
     ref = MultiTaskLasso(alpha=0.3 * est.alpha_max_, tol=1e-14, max_iter=200000).fit(
         X, np.eye(3)[y])
     np.testing.assert_allclose(est.coef_, ref.coef_.T, atol=1e-9)
+
+
+def test_several_continuous_targets_equal_multitask_lasso():
+    """A 2-d continuous y: the multi-task lasso, scikit-learn's MultiTaskLasso at the same
+    penalty (on the standardised columns)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 40))
+    W = np.zeros((40, 3))
+    W[[3, 17, 30]] = rng.normal(size=(3, 3)) * 2
+    Y = X @ W + 0.3 * rng.normal(size=(60, 3))
+    sel = LsL21(alpha=0.3, tol=1e-10, max_iter=100_000).fit(X, Y)
+    assert sel.target_type_ == "regression" and sel.coef_.shape == (40, 3)
+    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+    ref = MultiTaskLasso(alpha=0.3 * sel.alpha_max_, tol=1e-12, max_iter=100_000).fit(Xs, Y)
+    np.testing.assert_allclose(sel.coef_, ref.coef_.T, atol=1e-6)
+    assert set(np.flatnonzero(sel.support_)) == {3, 17, 30}

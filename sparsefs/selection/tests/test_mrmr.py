@@ -215,3 +215,28 @@ def test_ksg_caps_the_neighbours_below_the_sample_count(small):
     np.testing.assert_array_equal(est.scores_, ref.scores_)
     tiny = MRMR(n_features_to_select=2, mi_estimator="ksg", random_state=0).fit(X[:10], y[:10])
     assert tiny.n_neighbors_ == 9 and not np.isnan(tiny.scores_).any()
+
+
+@pytest.mark.parametrize("criterion", ["fcd", "mid", "miq"])
+def test_continuous_target_relevance_and_greedy_order(criterion):
+    """On a continuous target the relevance is f_regression's F (FCD) or
+    mutual_info_regression's estimate (KSG, same seed and k), and the first pick is the most
+    relevant feature; the planted features are found."""
+    from sklearn.feature_selection import f_regression, mutual_info_regression
+
+    from sparsefs.datasets import make_planted_regression
+
+    d = make_planted_regression(n_samples=120, n_features=60, n_informative=4, effect=1.5,
+                                random_state=1)
+    mi = "ksg" if criterion != "mid" else "three_state"
+    sel = MRMR(n_features_to_select=4, criterion=criterion, mi_estimator=mi, n_neighbors=5,
+               random_state=0).fit(d.X, d.y)
+    assert sel.target_type_ == "regression"
+    if criterion == "fcd":
+        np.testing.assert_allclose(sel.relevance_, f_regression(d.X, d.y)[0], rtol=1e-10)
+    elif mi == "ksg":
+        ref = mutual_info_regression(d.X, d.y, n_neighbors=5, random_state=0)
+        np.testing.assert_allclose(sel.relevance_, ref, atol=1e-12)
+    assert sel.selection_order_[0] == np.argmax(sel.relevance_)
+    # the KSG quotient prefers independent features to relevant ones (class docstring)
+    assert (sel.support_ & d.support).sum() >= (2 if criterion == "miq" else 3)

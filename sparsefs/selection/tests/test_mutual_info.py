@@ -125,3 +125,25 @@ def test_exact_where_sklearn_rounds():
             total += digamma(k) - digamma(20) - digamma((np.abs(x - x[i]) <= r).sum())
         ref.append(max(0.0, digamma(60) + total / 60))
     np.testing.assert_allclose(est.mutual_info_, ref, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("random_state", [0, 7])
+def test_continuous_target_equals_mutual_info_regression(random_state):
+    """The KSG estimate against a continuous y: scikit-learn's mutual_info_regression with
+    the same seed (its jitter of X, then of y)."""
+    from sklearn.feature_selection import mutual_info_regression
+
+    rng = np.random.default_rng(random_state)
+    X = rng.normal(size=(90, 12))
+    X[:, 3] = np.round(X[:, 3])  # ties: the jitter decides
+    y = np.sin(2 * X[:, 0]) + X[:, 3] + 0.2 * rng.normal(size=90)
+    sel = MutualInfo(n_features_to_select=3, n_neighbors=4, random_state=random_state)
+    sel.fit(X, y)
+    ref = mutual_info_regression(X, y, n_neighbors=4, random_state=random_state)
+    np.testing.assert_allclose(sel.mutual_info_, ref, atol=1e-12)
+    assert sel.target_type_ == "regression"
+    ages = np.rint(10 * y).astype(int)
+    forced = MutualInfo(n_neighbors=4, random_state=random_state, target_type="regression")
+    ref = mutual_info_regression(X, ages.astype(float), n_neighbors=4,
+                                 random_state=random_state)
+    np.testing.assert_allclose(forced.fit(X, ages).mutual_info_, ref, atol=1e-12)

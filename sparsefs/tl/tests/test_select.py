@@ -127,3 +127,84 @@ def test_import_sparsefs_does_not_import_anndata():
     code = "import sys, sparsefs, sparsefs.tl, sparsefs.get; print('anndata' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_continuous_and_survival_obs_columns():
+    """target= reads a continuous obs column as numbers (ages in whole years too), time= /
+    event= a survival target; the scores equal those of the estimator fitted directly."""
+    anndata = pytest.importorskip("anndata")
+    import pandas as pd
+
+    from sparsefs.datasets import make_planted_regression, make_planted_survival
+    from sparsefs.selection import LassoSelector, UnivariateScore
+
+    d = make_planted_regression(n_samples=60, n_features=30, n_informative=3, effect=2.0,
+                                random_state=0)
+    s = make_planted_survival(n_samples=60, n_features=30, n_informative=3, effect=1.0,
+                              random_state=0)
+    ages = np.rint(10 * d.y + 40)
+    obs = pd.DataFrame({"age": ages.astype(int), "os_days": s.y["time"],
+                        "dead": s.y["event"].astype(int)},
+                       index=[f"c{i}" for i in range(60)])
+    ad = anndata.AnnData(d.X, obs=obs)
+    sparsefs.tl.select(ad, "lasso", target="age", n_features=3)
+    ref = LassoSelector(n_features_to_select=3, target_type="regression").fit(d.X, ages)
+    np.testing.assert_array_equal(ad.var["sparsefs_selected"].to_numpy(), ref.support_)
+    assert ad.uns["sparsefs"]["params"]["target"] == "age"
+    ad2 = anndata.AnnData(s.X, obs=obs)
+    sparsefs.tl.select(ad2, "univariate_score", time="os_days", event="dead", n_features=3)
+    ref = UnivariateScore(n_features_to_select=3).fit(s.X, s.y)
+    np.testing.assert_allclose(ad2.var["sparsefs_score"].to_numpy(), ref.scores_)
+    np.testing.assert_allclose(ad2.var["sparsefs_pval"].to_numpy(), ref.pvalues_)
+    with pytest.raises(ValueError, match=r"target= .* or time= and event="):
+        sparsefs.tl.select(ad2, "univariate_score", groupby="dead")
+
+
+def test_sample_key_with_a_continuous_or_survival_target():
+    """sample_key= with target= / time= and event= (issues #30 and #32 together): the
+    error-control selector gets the donors (the F test of the donor means on a donor
+    attribute, = scikit-learn's f_regression on hand-computed means), a target varying within
+    donors is refused, stability resamples donors, and a method without groups= writes no
+    cell-level p-values beside donor labels."""
+    from sklearn.feature_selection import f_regression
+
+    from sparsefs.selection import ErrorControlSelector, StabilitySelector, UnivariateScore
+    from sparsefs.utils import survival_target
+
+    rng = np.random.default_rng(0)
+    n_donors, p = 9, 25
+    g = np.repeat(np.arange(n_donors), rng.integers(10, 20, size=n_donors))
+    age = rng.uniform(20, 80, size=n_donors)
+    days = rng.uniform(100, 900, size=n_donors)
+    dead = np.arange(n_donors) % 3 > 0
+    offsets = 0.8 * rng.normal(size=(n_donors, p))
+    offsets[:, :2] += (age[:, None] - 50) / 15
+    X = 10.0 + offsets[g] + rng.normal(size=(g.shape[0], p))  # levels: no negative values
+    obs = pd.DataFrame({"donor": [f"d{k}" for k in g], "age": age[g],
+                        "pseudotime": age[g] + rng.normal(size=g.shape[0]),
+                        "os_days": days[g], "dead": dead[g].astype(int)},
+                       index=[f"c{i}" for i in range(g.shape[0])])
+    ad = anndata.AnnData(X, obs=obs)
+    sparsefs.tl.select(ad, "error_control", target="age", sample_key="donor", alpha=0.1)
+    means = np.array([X[g == k].mean(axis=0) for k in range(n_donors)])
+    np.testing.assert_allclose(ad.var["sparsefs_pval"].to_numpy(), f_regression(means, age)[1],
+                               rtol=1e-9)
+    ref = ErrorControlSelector(alpha=0.1).fit(X, age[g], groups=obs["donor"])
+    np.testing.assert_array_equal(ad.var["sparsefs_selected"].to_numpy(), ref.support_)
+    params = ad.uns["sparsefs"]["params"]
+    assert params["sample_key"] == "donor" and params["target"] == "age"
+    with pytest.raises(ValueError, match="varies within donors"):
+        sparsefs.tl.select(ad, "error_control", target="pseudotime", sample_key="donor")
+
+    sparsefs.tl.select(ad, "stability", time="os_days", event="dead", sample_key="donor",
+                       estimator=UnivariateScore(n_features_to_select=3), n_resamples=8,
+                       threshold=0.6, key_added="stab")
+    y = survival_target(dead[g], days[g])
+    stab = StabilitySelector(UnivariateScore(n_features_to_select=3), n_resamples=8,
+                             threshold=0.6, random_state=0).fit(X, y, groups=obs["donor"])
+    assert stab.design_ == "nested"
+    np.testing.assert_allclose(ad.var["stab_freq"].to_numpy(), stab.frequencies_)
+
+    sparsefs.tl.select(ad, "univariate_score", target="age", sample_key="donor",
+                       n_features=3, key_added="uni")
+    assert "uni_score" in ad.var and "uni_pval" not in ad.var  # cell-level: not written
