@@ -50,6 +50,10 @@ class Headline:
         The methods in the rank tests: not baselines, a score on every data set.
     excluded : dict
         Method -> why it is not in the rank tests.
+    left_out : dict
+        Data set -> why it is not in the rank tests (some of its cells not run yet): the
+        tests compare methods over the same data sets, so a data set enters them only when
+        every method has been run on it.
     tests : RankTestResult or None
         Friedman / Iman-Davenport / Nemenyi over ``ranked`` (None with < 2 data sets or
         methods).
@@ -66,6 +70,7 @@ class Headline:
     scores: pd.DataFrame
     ranked: list[str] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
     tests: RankTestResult | None = None
     winner: str | None = None
     pairwise: PairwiseResult | None = None
@@ -154,9 +159,17 @@ def _meta(metas: list[dict[str, Any]], cells: pd.DataFrame) -> dict[str, Any]:
 
 
 def _headline(spec: StandingSpec, key: str, title: str, scores: pd.DataFrame, *,
-              greater_is_better: bool = True, metric_words: str | None = None) -> Headline:
+              greater_is_better: bool = True, metric_words: str | None = None,
+              incomplete: dict[str, str] | None = None) -> Headline:
     kinds = {m.label: m.kind for m in spec.methods}
     h = Headline(key=key, title=title, scores=scores)
+    # the tests need every method run on the same data sets: a data set with cells not run
+    # yet is shown in the tables but left out of the tests (it would exclude every method
+    # not run on it yet)
+    h.left_out = {d: why for d, why in (incomplete or {}).items() if d in scores.index
+                  and scores.loc[d].notna().any()}
+    full = scores
+    scores = scores.loc[[d for d in scores.index if d not in (incomplete or {})]]
     candidates = [m for m in scores.columns if kinds.get(m) != "baseline"]
     for m in candidates:
         missing = scores.index[scores[m].isna()].tolist()
@@ -179,6 +192,7 @@ def _headline(spec: StandingSpec, key: str, title: str, scores: pd.DataFrame, *,
             if kinds.get(m) == "sparsefs":
                 h.verdicts[m] = verdict(m, h.pairwise, scores if greater_is_better else -scores,
                                         metric=metric_words or title, ranks=ranks)
+    h.scores = full
     return h
 
 
@@ -204,7 +218,8 @@ def _microarray(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
         acc = {key: float(np.mean([f[c]["acc"] for f in r["folds"]]))
                for key, r in results.items()}
         heads.append(_headline(spec, c, f"nested-CV accuracy, {words.get(c, c)}",
-                               _matrix(spec, acc), metric_words=f"accuracy ({words.get(c, c)})"))
+                               _matrix(spec, acc), metric_words=f"accuracy ({words.get(c, c)})",
+                               incomplete=tables.get("_incomplete")))
         bacc = {key: float(np.mean([f[c]["bacc"] for f in r["folds"]]))
                 for key, r in results.items()}
         tables[f"bacc_{c}"] = _matrix(spec, bacc)
@@ -284,7 +299,8 @@ def _clustering(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
         best_k = {key: float(np.max([np.mean(v) for v in r[metric].values()]))
                   for key, r in results.items()}
         heads.append(_headline(spec, metric, f"{words} of k-means, mean over the k grid",
-                               _matrix(spec, mean_k), metric_words=words))
+                               _matrix(spec, mean_k), metric_words=words,
+                               incomplete=tables.get("_incomplete")))
         tables[f"best_{metric}"] = _matrix(spec, best_k)
         grid = [str(k) for k in spec.k_grid()]
         curves = {}
@@ -326,7 +342,8 @@ def _markers(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Headli
     if recall:
         heads.append(_headline(spec, "recall", "recall of the planted markers (top m per type)",
                                _matrix(spec, recall).dropna(axis=0, how="all"),
-                               metric_words="marker recall"))
+                               metric_words="marker recall",
+                               incomplete=tables.get("_incomplete")))
     panel = int(spec.protocol.get("panel_per_group", 5))
     for c, words in (("knn", "5-NN"), ("svm", "linear SVM")):
         acc = {key: float(r["accuracy"][c]) for key, r in results.items()
@@ -335,7 +352,8 @@ def _markers(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Headli
             heads.append(_headline(
                 spec, f"acc_{c}",
                 f"held-out accuracy, {words} on {panel} genes per type",
-                _matrix(spec, acc), metric_words=f"held-out accuracy ({words})"))
+                _matrix(spec, acc), metric_words=f"held-out accuracy ({words})",
+                incomplete=tables.get("_incomplete")))
     by_type: dict[str, pd.DataFrame] = {}
     for d in spec.datasets:
         rows = {}
@@ -361,6 +379,17 @@ def _markers(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Headli
     return heads
 
 
+def _incomplete(cells: pd.DataFrame) -> dict[str, str]:
+    """Data set -> "n of m cells not run yet" for the data sets not every method has been run
+    on (a cell never stored, or stored with another definition than the current config)."""
+    out = {}
+    for d, sub in cells.groupby("dataset", sort=False):
+        pending = int(((sub["status"] == "absent") | ~sub["current"].astype(bool)).sum())
+        if pending:
+            out[str(d)] = f"{pending} of {len(sub)} cells not run yet"
+    return out
+
+
 def analyse(spec: StandingSpec, store: ResultStore) -> Analysis:
     """The numbers of one benchmark from its stored cells.
 
@@ -383,7 +412,7 @@ def analyse(spec: StandingSpec, store: ResultStore) -> Analysis:
         [(d.label, *shapes.get(d.label, (None, None, None)), d.half, d.note)
          for d in spec.datasets],
         columns=["dataset", "n", "p", "n_classes", "half", "note"])
-    tables: dict[str, Any] = {"_results": results}
+    tables: dict[str, Any] = {"_results": results, "_incomplete": _incomplete(cells)}
     func = {"microarray": _microarray, "clustering": _clustering, "markers": _markers}
     heads = func[spec.benchmark](spec, results, tables) if results else []
     meta = _meta(metas, cells)

@@ -70,11 +70,17 @@ def _kind_word(kind: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def _left_out_words(h: Headline) -> str:
+    if not h.left_out:
+        return ""
+    return "; not yet in the tests: " + ", ".join(f"{d} ({why})" for d, why in h.left_out.items())
+
+
 def _headline_summary(a: Analysis, h: Headline) -> str:
     """One computed sentence: the winner, how many sparsefs methods beat / tie / lose."""
     if h.tests is None or h.winner is None or h.pairwise is None:
         return (f"**{h.title}**: not enough complete results for the rank tests yet "
-                f"({a.n_ok} cells stored).")
+                f"({a.n_ok} cells stored{_left_out_words(h)}).")
     kinds = {m.label: m.kind for m in a.spec.methods}
     table = h.pairwise.table
     ours = [m for m in table.index if kinds.get(m) == "sparsefs"]
@@ -84,7 +90,7 @@ def _headline_summary(a: Analysis, h: Headline) -> str:
     ranks = h.tests.average_ranks.sort_values()
     top = ranks.index[0]
     text = (f"**{h.title}** ({h.tests.n_datasets} data sets, {len(h.ranked)} methods in the "
-            f"rank test): the simple winner is **{h.winner}** (average rank "
+            f"rank test{_left_out_words(h)}): the simple winner is **{h.winner}** (average rank "
             f"{ranks[h.winner]:.1f}); the best average rank is {top} ({ranks[top]:.1f}). "
             f"Friedman p = {_p(h.tests.pvalue)}, Iman–Davenport p = "
             f"{_p(h.tests.iman_davenport_pvalue)}. Against {h.winner} (Wilcoxon signed-rank, "
@@ -304,6 +310,10 @@ def _headline_section(a: Analysis, h: Headline, figs: Mapping[str, tuple[str, st
             "data set; the best value of each data set in bold; baselines in italics (not "
             "ranked).", ""]
     out += _score_table(h.scores, kinds, ranks=ranks)
+    if h.left_out:
+        out += ["Data sets shown but not in the rank tests (not every method run on them "
+                "yet): " + "; ".join(f"{d} ({why})" for d, why in h.left_out.items()) + ".",
+                ""]
     if h.excluded:
         out += ["Not in the rank tests (a missing cell): " + "; ".join(
             f"{m} ({why})" for m, why in h.excluded.items()) + ".", ""]

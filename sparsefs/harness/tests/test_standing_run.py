@@ -262,6 +262,33 @@ def test_page_from_a_tiny_stored_run(tiny_run):
     assert f"{svm.scores.loc['P2', 'fisher_score']:.3f}" in text
 
 
+def test_a_partly_run_data_set_is_left_out_of_the_tests_not_the_methods(tiny_run, tmp_path):
+    """A resumed run stops mid data set: the tests keep every method on the data sets every
+    method ran on, and show the partial one apart (rather than dropping each method not yet
+    run there)."""
+    import shutil
+
+    spec = _tiny()
+    shutil.copytree(tiny_run[0] / "microarray", tmp_path / "microarray")
+    store = ResultStore(tmp_path / "microarray")
+    doc = store._load("P3")
+    del doc["cells"]["fisher_score"]
+    store._cache.clear()
+    with gzip.open(store.path("P3"), "wt", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    full = analyse(spec, ResultStore(tiny_run[0] / "microarray")).headlines[0]
+    part = analyse(spec, ResultStore(tmp_path / "microarray")).headlines[0]
+    assert part.left_out == {"P3": "1 of 6 cells not run yet"} and not full.left_out
+    assert set(part.ranked) == set(full.ranked) and not part.excluded
+    assert part.tests.n_datasets == 2 and full.tests.n_datasets == 3
+    # the partial data set is still shown, with the scores of the methods run on it
+    assert np.isnan(part.scores.loc["P3", "fisher_score"])
+    assert part.scores.loc["P3", "f_classif"] == full.scores.loc["P3", "f_classif"]
+    text = render_page({"microarray": analyse(spec, ResultStore(tmp_path / "microarray")),
+                        "markers": None, "clustering": None})
+    assert "P3 (1 of 6 cells not run yet)" in text
+
+
 def test_cli_runs_resumes_and_rerenders(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from sparsefs.cli import main
