@@ -251,9 +251,13 @@ class _StagedDir:
         remove_stale_stages(out)
         self.path = Path(tempfile.mkdtemp(dir=out.absolute().parent,
                                           prefix=f".{out.name}.sparsefs-{os.getpid()}-"))
-        umask = os.umask(0)  # mkdtemp makes the folder private (0700); give it mkdir's mode
-        os.umask(umask)
-        self.path.chmod(0o777 & ~umask)
+        try:  # a SIGTERM (SystemExit) before the caller's try: block must not leave the stage
+            umask = os.umask(0)  # mkdtemp makes the folder private (0700); give it mkdir's mode
+            os.umask(umask)
+            self.path.chmod(0o777 & ~umask)
+        except BaseException:
+            self.discard()
+            raise
 
     def commit(self) -> None:
         if not self.out.exists():

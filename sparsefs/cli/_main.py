@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sparsefs import __version__
-from sparsefs.cli import _checks, _harness
+from sparsefs.cli import _checks, _harness, _standing
 from sparsefs.cli._checks import (
     meta_path,
     parse_count,
@@ -214,6 +214,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_progress_options(p)
 
     _harness.add_parsers(sub)
+    _standing.add_parser(sub)
     return parser
 
 
@@ -834,6 +835,7 @@ _COMMANDS = {
     "demo": _cmd_demo,
     "compare": _harness.cmd_compare,
     "reproduce": _harness.cmd_reproduce,
+    "standing": _standing.cmd_standing,
 }
 
 

@@ -6,12 +6,14 @@ A claim is declared in ``configs/<stem>.toml`` (``[[paper.claims]]``, see
 results and returns a :class:`ClaimVerdict`, so that a rerun updates the verdict; a claim that
 no number of ours can decide carries a fixed verdict and its reason in the config.
 
-The four verdicts (:data:`CLAIM_VERDICTS`):
+The verdicts (:data:`CLAIM_VERDICTS`):
 
 * ``reproduced``: our numbers say what the paper says (within the tolerance the check states);
 * ``partly``: some of it holds (some data sets, some of the statement), or it holds only in trend;
 * ``not reproduced``: our numbers contradict it; the reason says why (data, protocol, tuning or
   method) when we know;
+* ``inconclusive``: our numbers were computed but cannot decide it (every method ties at a
+  ceiling, such as a clustering error of 0 for all: "beats" is then neither true nor false);
 * ``not attempted``: not run here, with the reason (data not available offline, an experiment
   not implemented, a quick run that leaves it out).
 """
@@ -204,8 +206,8 @@ def claims_markdown(rows: Sequence[ClaimRow], *, counts: bool = True) -> str:
         return "\n".join([*out, "No claims are declared for this reproduction.", ""])
     out += ["Each claim of the paper, quoted with its section, table or figure; the paper's "
             "figure where it has one; ours; and a verdict (`reproduced`, `partly`, `not "
-            "reproduced`, `not attempted`) with its reason. Numeric verdicts are computed by "
-            "the report from the stored results, so a rerun updates them.", ""]
+            "reproduced`, `inconclusive`, `not attempted`) with its reason. Numeric verdicts "
+            "are computed by the report from the stored results, so a rerun updates them.", ""]
     table = [[i, f"{r.claim} *({r.source})*" if r.source else r.claim, r.paper, r.ours,
               f"**{r.verdict}**", r.why] for i, r in enumerate(rows, 1)]
     out += [_md_table(["#", "claim (paper)", "paper", "ours", "verdict", "why"], table), ""]

@@ -1060,8 +1060,9 @@ class PaperTable:
         object.__setattr__(self, "values", tuple(vals))
 
 
-CLAIM_VERDICTS = ("reproduced", "partly", "not reproduced", "not attempted")
-"""The four verdicts of a reproduction report's Claims table."""
+CLAIM_VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "not attempted")
+"""The verdicts of a reproduction report's Claims table (``inconclusive``: the numbers were
+computed but cannot decide the claim, e.g. every method ties at a ceiling)."""
 
 
 @dataclass(frozen=True)

@@ -176,48 +176,79 @@ def _need(means, method: str) -> None:
         raise ClaimNotRun(f"method {method!r} was not run")
 
 
+TIE = 1e-12
+"""Two mean CERs closer than this are a tie (e.g. both 0: every repetition clustered perfectly)."""
+
+
 def lowest_cer(reproduction: Any, *, method: str = "l0",
                experiments: Sequence[str] = ("exp1", "exp2", "exp3", "exp4")) -> ClaimVerdict:
-    """``method`` has the lowest mean CER of all methods, data set by data set."""
+    """``method`` has the lowest mean CER of all methods, data set by data set (a data set
+    where it ties for the lowest with another method is left out and reported; all tied:
+    ``inconclusive``)."""
     cer = _cer(reproduction, experiments)
     _need(cer, method)
-    wins, n, best_by = 0, 0, {}
+    wins, n, ties, best_by = 0, 0, 0, {}
     for _, g in cer.groupby(level=[0, 1], sort=False):
         means = g.droplevel([0, 1])
         if method not in means.index:
             continue
+        low = float(means.min())
+        at_low = [m for m in means.index if means[m] - low <= TIE]
+        if method in at_low and len(at_low) > 1:
+            ties += 1
+            continue
         n += 1
-        wins += int(means.idxmin() == method)
-        best_by[means.idxmin()] = best_by.get(means.idxmin(), 0) + 1
+        wins += int(at_low == [method])
+        best_by[at_low[0]] = best_by.get(at_low[0], 0) + 1
     who = ", ".join(f"{m} {c}" for m, c in sorted(best_by.items(), key=lambda x: -x[1]))
-    return ClaimVerdict(fraction_verdict(wins, n), f"lowest on {wins} of {n} data sets",
+    tied = f"; tied for the lowest on {ties} data set(s), left out" if ties else ""
+    if n == 0:
+        return ClaimVerdict("inconclusive", f"tied for the lowest on all {ties} data sets",
+                            "every data set is a tie at the lowest mean CER.")
+    return ClaimVerdict(fraction_verdict(wins, n), f"lowest on {wins} of {n} data sets{tied}",
                         f"lowest mean CER by data set: {who}.")
 
 
 def lower_cer(reproduction: Any, *, rivals: Sequence[str], method: str = "l0",
               experiments: Sequence[str] = ("exp1", "exp2", "exp3", "exp4"),
               datasets: Sequence[str] | None = None) -> ClaimVerdict:
-    """``method`` has a lower mean CER than each of ``rivals`` on each data set."""
+    """``method`` has a lower mean CER than each of ``rivals`` on each data set.
+
+    A (data set, rival) pair where the two mean CERs tie (within :data:`TIE`; typically both
+    at the ceiling, CER 0) says nothing about "lower": it is left out of the count and
+    reported. When every pair ties the verdict is ``inconclusive``.
+    """
     cer = _cer(reproduction, experiments)
     _need(cer, method)
-    per_rival, n_ok, n = [], 0, 0
+    per_rival, n_ok, n, n_tie, tie_at = [], 0, 0, 0, []
     for rival in rivals:
-        wins = total = 0
+        wins = total = ties = 0
         for (_, ds), g in cer.groupby(level=[0, 1], sort=False):
             if datasets is not None and ds not in datasets:
                 continue
             means = g.droplevel([0, 1])
             if method in means.index and rival in means.index:
+                if abs(means[method] - means[rival]) <= TIE:
+                    ties += 1
+                    tie_at.append(float(means[method]))
+                    continue
                 total += 1
                 wins += int(means[method] < means[rival])
-        if total:
-            per_rival.append(f"{rival} {wins}/{total}")
-            n_ok, n = n_ok + wins, n + total
-    if n == 0:
+        if total or ties:
+            per_rival.append(f"{rival} {wins}/{total}" + (f" ({ties} tied)" if ties else ""))
+            n_ok, n, n_tie = n_ok + wins, n + total, n_tie + ties
+    if n == 0 and n_tie == 0:
         raise ClaimNotRun(f"none of {list(rivals)} was run beside {method}")
+    tied = (f"; {n_tie} pair(s) tied at mean CER "
+            + ", ".join(sorted({f'{v:.3g}' for v in tie_at})) + ", left out") if n_tie else ""
+    if n == 0:
+        return ClaimVerdict("inconclusive", f"{method} lower on: " + ", ".join(per_rival),
+                            f"rule: lower mean CER on every (data set, rival) pair; every "
+                            f"pair ties (mean CER {', '.join(sorted({f'{v:.3g}' for v in tie_at}))}"
+                            f" for all): a ceiling, where no method can beat another.")
     return ClaimVerdict(fraction_verdict(n_ok, n), f"{method} lower on: " + ", ".join(per_rival),
-                        f"rule: lower mean CER on every (data set, rival) pair; {n_ok} of {n} "
-                        "hold.")
+                        f"rule: lower mean CER on every untied (data set, rival) pair; {n_ok} "
+                        f"of {n} hold{tied}.")
 
 
 def gap_choice(reproduction: Any, *, experiment: str = "exp1", method: str = "l0",

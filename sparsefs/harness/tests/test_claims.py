@@ -251,7 +251,7 @@ def test_claim_rows_from_checks_fixed_verdicts_and_missing_results():
     assert "Diagnosis" not in failing["fixed"].why
     text = claims_markdown(list(failing.values()))
     assert "**not reproduced**" in text and "Verdicts: 1 reproduced, 0 partly, 2 not reproduced" \
-        ", 1 not attempted." in text
+        ", 0 inconclusive, 1 not attempted." in text
 
 
 def test_render_report_from_stored_results_without_recomputing(tmp_path, monkeypatch):
@@ -387,3 +387,81 @@ def test_cli_reproduce_from_results(tmp_path, capsys):
     assert "Re-rendered" in capsys.readouterr().out
     rows = _claims_rows((out / "toy_cli.md").read_text(encoding="utf-8"))
     assert len(rows) == 1 and rows[0][4].strip("*") in CLAIM_VERDICTS
+
+
+# --------------------------------------------------------------------------------------------
+# rules of issue #29: the paper's own method decides "partly"; ceiling ties are inconclusive
+# --------------------------------------------------------------------------------------------
+
+
+def _repro(experiment: str, rows: list[tuple[str, str, str, float]], metric: str,
+           estimator: str = "self"):
+    from sparsefs.harness import Results
+    from sparsefs.harness._results import Reproduction
+
+    table = pd.DataFrame([{"experiment": experiment, "dataset": d, "method": m, "fold": f,
+                           "run": 0, "k": 0, "estimator": estimator, "metric": metric,
+                           "value": v, "fit_time": 0.0}
+                          for f, (d, m, _, v) in enumerate(rows)])
+    return Reproduction(spec=None, results=[Results(table=table,
+                                                    meta={"experiment": experiment})])
+
+
+def test_best_methods_partly_only_when_the_papers_methods_hold():
+    from sparsefs.harness.hooks.sparse_kos import best_methods
+
+    # the paper: "sparse KOS, KOS and MLP are the best"; ours: MLP, RBF, sparse KOS, ..., KOS
+    errs = {"MLP": 0.07, "RBF SVM": 0.10, "sparse KOS": 0.103, "l1": 0.11, "RF": 0.12,
+            "KOS": 0.13}
+    repro = _repro("sim", [("S2", m, "", v) for m, v in errs.items()], "error")
+    args = {"experiment": "sim", "dataset": "S2", "best": ["sparse KOS", "KOS", "MLP"]}
+    assert best_methods(repro, **args, own=["sparse KOS", "KOS"]).verdict == "not reproduced"
+    # the same numbers with only sparse KOS as the paper's own method: it holds -> partly
+    assert best_methods(repro, **args).verdict == "partly"
+    # everything in place
+    errs["KOS"], errs["RBF SVM"] = 0.09, 0.2
+    repro = _repro("sim", [("S2", m, "", v) for m, v in errs.items()], "error")
+    v = best_methods(repro, **args, own=["sparse KOS", "KOS"])
+    assert v.verdict == "reproduced" and "sparse KOS 3 of 6" in v.why
+
+
+def test_lower_cer_ceiling_ties_are_inconclusive():
+    from sparsefs.harness.hooks.sparse_kmeans import lower_cer, lowest_cer
+
+    rows = [("exp4", m, "", 0.0) for m in ("l0", "l1 (B=25)", "l1 (B=1)")]
+    repro = _repro("exp4", rows, "cer")
+    v = lower_cer(repro, rivals=["l1 (B=25)", "l1 (B=1)"], experiments=["exp4"])
+    assert v.verdict == "inconclusive" and "1 tied" in v.ours
+    assert lowest_cer(repro, experiments=["exp4"]).verdict == "inconclusive"
+    # a tie is left out, the other data set decides
+    rows += [("other", "l0", "", 0.1), ("other", "l1 (B=25)", "", 0.2),
+             ("other", "l1 (B=1)", "", 0.3)]
+    table = pd.DataFrame([{"experiment": "exp4", "dataset": d, "method": m, "fold": i,
+                           "run": 0, "k": 0, "estimator": "self", "metric": "cer", "value": v}
+                          for i, (d, m, _, v) in enumerate(rows)])
+    from sparsefs.harness import Results
+    from sparsefs.harness._results import Reproduction
+
+    repro = Reproduction(spec=None, results=[Results(table=table, meta={"experiment": "exp4"})])
+    v = lower_cer(repro, rivals=["l1 (B=25)", "l1 (B=1)"], experiments=["exp4"])
+    assert v.verdict == "reproduced" and "left out" in v.why
+
+
+def test_ufcm_claim_names_the_default_it_leaves_out():
+    from sparsefs.harness.hooks.ufcm import beats_baselines
+
+    rows = []
+    for ds, vals in {"A": (0.7, 0.6, 0.65), "B": (0.5, 0.45, 0.55)}.items():
+        for m, v in zip(("UFCM grid", "UFCM default", "LapScore"), vals):
+            rows.append({"experiment": "clustering", "dataset": ds, "method": m, "fold": 0,
+                         "run": 0, "k": 10, "estimator": "kmeans", "metric": "acc",
+                         "value": v})
+    from sparsefs.harness import Results
+    from sparsefs.harness._results import Reproduction
+
+    repro = Reproduction(spec=None, results=[Results(table=pd.DataFrame(rows),
+                                                     meta={"experiment": "clustering"})])
+    v = beats_baselines(repro, methods=["UFCM grid"], rivals=["LapScore"],
+                        default="UFCM default")
+    assert "UFCM default: above the best baseline on 0 of 2" in v.ours
+    assert "left out of the rule" in v.why
