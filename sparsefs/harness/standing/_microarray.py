@@ -10,8 +10,12 @@ One cell (data set x method):
 * outer: stratified K-fold CV (``outer_splits`` x ``outer_repeats``; the splits depend on the
   data set only, so every method sees the same folds);
 * on each outer training fold: the features are z-scored with the training rows' statistics
-  (or left as stored: ``input = "raw"``), the method is fitted **once** and gives a ranking
-  (its top ``max(k)`` features are stored);
+  (or left as stored for the ranking: ``input = "raw"``), the method is fitted **once** and
+  gives a ranking (its top ``max(k)`` features are stored);
+* the classifiers always see the z-scored features, whatever the method's input: the
+  methods then differ only in the features they pick (as in the paper, whose SVM scales its
+  inputs). A linear SVM on unscaled intensities (values up to 1e4 and more) also needs
+  minutes to converge on one fold;
 * k is chosen by an inner stratified CV (``inner_splits``, the same splits for every method)
   of each classifier on that ranking, over the k grid (ties: the smallest k); only the outer
   training rows are used, so the outer test estimate is unbiased **for this procedure**. The
@@ -221,7 +225,8 @@ def microarray_cell(spec: StandingSpec, dataset: StandingData, method: StandingM
         outer = _splits(y, outer_splits, cell_seed(spec.seed, dataset.label, "", rep))
         for f, (tr, te) in enumerate(outer):
             fold = rep * len(outer) + f
-            X_tr, X_te = _prepare(method.input, X[tr], X[te])
+            X_tr, X_te = _prepare("zscore", X[tr], X[te])
+            X_rank = X[tr] if method.input == "raw" else X_tr
             y_tr, y_te = y[tr], y[te]
             rec: dict[str, Any] = {"fold": fold}
             if all_features:
@@ -236,7 +241,7 @@ def microarray_cell(spec: StandingSpec, dataset: StandingData, method: StandingM
             seed = cell_seed(spec.seed, dataset.label, method.label, fold)
             own_k = method.k_choice == "own"
             est = _build(method, seed, n_classes, None if own_k else K)
-            wall, cpu = _fit(est, X_tr, y_tr)
+            wall, cpu = _fit(est, X_rank, y_tr)
             rec["fit_time"], rec["fit_cpu"] = round(wall, 4), round(cpu, 4)
             from sparsefs.harness._protocols import feature_order
 

@@ -342,9 +342,9 @@ def _microarray_section(a: Analysis, figs: Mapping[str, tuple[str, str]]) -> lis
            + (f", repeated {proto['outer_repeats']} times" if proto.get("outer_repeats", 1) > 1
               else "") + "; the same folds for every method.",
            "- On each outer training fold the features are z-scored with the training rows' "
-           "statistics (variance and chi-square get the stored data: z-scoring would make "
+           "statistics (variance and chi-square rank the stored data: z-scoring would make "
            "them meaningless) and the method is fitted **once**; its ranking gives the top-k "
-           f"for every k in {{{grid}}}.",
+           f"for every k in {{{grid}}}. The classifiers always see the z-scored features.",
            f"- k is chosen by an inner stratified {proto.get('inner_splits', 5)}-fold CV of "
            "each classifier on that ranking, inside the outer training rows only (ties: the "
            "smallest k); the outer test fold then gives the **nested accuracy** at that k. "

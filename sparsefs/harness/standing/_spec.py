@@ -365,8 +365,12 @@ class StandingSpec:
     def cell_hash(self, dataset: StandingData, method: StandingMethod) -> str:
         """sha256 (16 hex digits) of the cell's definition: a stored cell with another hash
         is recomputed."""
+        method_dict = method.to_dict()
+        if self.benchmark == "microarray" and method.input == "raw":
+            # since microarray VERSION 2: raw input ranks, the classifiers see z-scores
+            method_dict["classifier_input"] = "zscore"
         text = json.dumps({"protocol": self.protocol_dict(), "data": dataset.to_dict(),
-                           "method": method.to_dict()}, sort_keys=True,
+                           "method": method_dict}, sort_keys=True,
                           separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 

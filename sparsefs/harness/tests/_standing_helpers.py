@@ -132,3 +132,13 @@ kind = "baseline"
 label = "all features"
 kind = "baseline"
 """
+
+
+def scaled_planted(**params) -> Dataset:
+    """``make_planted_classification`` with each feature scaled by 10**(j mod 5) and shifted:
+    stored intensities of very different sizes."""
+    ds = make_planted_classification(**params)
+    j = np.arange(ds.X.shape[1])
+    X = np.asarray(ds.X, dtype=float) * 10.0 ** (j % 5) + 3.0 * j
+    return Dataset(X=X, y=ds.y, feature_names=ds.feature_names, support=ds.support,
+                   name="scaled planted")

@@ -158,6 +158,29 @@ def test_microarray_cell_contents():
         assert f["own"]["k_star"] in r["grid"] and 0 <= f["own"]["acc"] <= 1
 
 
+def test_raw_input_ranks_raw_data_but_classifiers_see_z_scores():
+    """Independent check by invariance: the F statistic is unchanged by a per-feature affine
+    map, so f_classif on the stored data (``input = "raw"``) gives the same ranking as on the
+    z-scored data; with the classifiers on z-scores both ways, the two cells are identical.
+    The stored features get scales from 1 to 1e4 and offsets, so that a classifier fed the
+    raw values would answer differently (k-NN's distances are dominated by the largest
+    scales)."""
+    spec = _tiny()
+    d = spec.datasets[0]
+    d = replace(d, loader="sparsefs.harness.tests._standing_helpers:scaled_planted",
+                params=dict(d.params))
+    spec = replace(spec, datasets=(d,))
+    z = StandingMethod(label="f", estimator="sparsefs.harness.peers:FClassif")
+    raw = replace(z, input="raw")
+    a = compute_cell(spec, d, z, single_thread=False)["result"]
+    b = compute_cell(spec, d, raw, single_thread=False)["result"]
+    for fa, fb in zip(a["folds"], b["folds"]):
+        assert fa["order"] == fb["order"]
+        for c in ("svm", "knn"):
+            assert fa[c] == fb[c]
+    assert spec.cell_hash(d, raw) != spec.cell_hash(d, replace(raw, input="zscore"))
+
+
 # --------------------------------------------------------------------------------------------
 # the store and the runner
 # --------------------------------------------------------------------------------------------
