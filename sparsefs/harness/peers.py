@@ -247,7 +247,9 @@ class ScanpyRankGenes(_Peer):
     Attributes
     ----------
     group_orders_ : list of ndarray
-        Per class (in label order), every feature best first by scanpy's score.
+        Per class (in label order), every feature best first by scanpy's score; empty for a
+        class with a single sample, which scanpy cannot test (its cells stay in the "rest"
+        of the other groups' tests, as a user would run it on such data).
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -266,20 +268,27 @@ class ScanpyRankGenes(_Peer):
         adata, groups = _anndata(X, y_idx, n_groups)
         p = X.shape[1]
         kw = {"max_iter": 1000} if self.method == "logreg" else {}
+        testable = [g for g, c in zip(groups, np.bincount(y_idx, minlength=n_groups)) if c >= 2]
+        if not testable:
+            raise ValueError("scanpy's rank_genes_groups needs a group with two samples or "
+                             "more; every group here has one.")
+        if len(testable) < n_groups:
+            kw["groups"] = testable
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sc.tl.rank_genes_groups(adata, "group", method=self.method, n_genes=p,
                                     use_raw=False, **kw)
         res = adata.uns["rank_genes_groups"]
         present = list(res["names"].dtype.names)
-        if self.method == "logreg" and n_groups == 2 and len(present) == 1:
+        if self.method == "logreg" and len(testable) == 2 and len(present) == 1:
             # binary logreg: one coefficient vector, for the second class (scikit-learn's
             # binary coef_), listed under the first group's name; the first class's list is
             # its reverse
             order = _orders_from_names(res["names"], present, p)[0]
-            orders = [order[::-1], order]
+            scored = {testable[0]: order[::-1], testable[1]: order}
         else:
-            orders = _orders_from_names(res["names"], groups, p)
+            scored = dict(zip(testable, _orders_from_names(res["names"], testable, p)))
+        orders = [scored.get(g, np.zeros(0, dtype=np.intp)) for g in groups]
         self.group_orders_ = orders
         return round_robin_scores(orders, p)
 

@@ -95,6 +95,33 @@ def test_scanpy_binary_logreg_lists_both_groups(data):
     assert np.array_equal(first, second[::-1]) and second[0] == 2
 
 
+@pytest.mark.parametrize("method", ["t-test", "wilcoxon", "logreg"])
+def test_scanpy_with_a_one_sample_group_scores_the_others(data, method):
+    """scanpy refuses a one-sample group (lymphoma's training folds have one); the peer
+    scores the other groups as scanpy does with ``groups=`` (checked against that call) and
+    leaves the lone group's list empty."""
+    sc = pytest.importorskip("scanpy")
+    X, y = data
+    lone = int(np.flatnonzero(y == 2)[0])
+    keep = (y != 2) | (np.arange(y.shape[0]) == lone)
+    X1, y1 = X[keep], y[keep]
+    est = peers.ScanpyRankGenes(4, method=method).fit(X1, y1)
+    _contract(est, 12)
+    assert est.group_orders_[2].shape == (0,)
+    adata, groups = peers._anndata(X1, y1, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kw = {"max_iter": 1000} if method == "logreg" else {}
+        sc.tl.rank_genes_groups(adata, "group", method=method, n_genes=12, use_raw=False,
+                                groups=groups[:2], **kw)
+    names = adata.uns["rank_genes_groups"]["names"]
+    if method == "logreg":  # two groups: one coefficient vector, for the second
+        assert [f"f{j}" for j in est.group_orders_[1]] == list(names[groups[0]])
+    else:
+        for g, order in zip(groups[:2], est.group_orders_[:2]):
+            assert [f"f{j}" for j in order] == list(names[g])
+
+
 def test_cosg_orders_equal_cosg(data):
     cosg = pytest.importorskip("cosg")
     X, y = data
