@@ -375,21 +375,17 @@ def _first_non_numeric(path: Path, column: str) -> str | None:
 
 
 def _make_estimator(info, params: dict, *, k=None, seed=None, n_clusters=None):
-    cls = info.estimator
-    accepted = cls().get_params()
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise CLIError(
-            f"{info.name} has no parameter {', '.join(unknown)}; it takes {', '.join(accepted)}."
-        )
-    defaults: dict[str, Any] = {}
-    if "n_features_to_select" in accepted:
-        defaults["n_features_to_select"] = k
-    if seed is not None and "random_state" in accepted:
+    from sparsefs.utils._factory import make_estimator
+
+    defaults: dict[str, Any] = {"n_features_to_select": k}
+    if seed is not None:
         defaults["random_state"] = seed
-    if n_clusters is not None and "n_clusters" in accepted:
+    if n_clusters is not None:
         defaults["n_clusters"] = n_clusters
-    return cls(**{**defaults, **params})
+    try:
+        return make_estimator(info.estimator, params, defaults=defaults, what=info.name)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
 
 
 #: the CLI flag of an estimator parameter the command line sets itself

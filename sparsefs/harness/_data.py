@@ -2,43 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
-from typing import Any
 
 import numpy as np
 
 from sparsefs.datasets import ASU_DATASETS, Dataset, fetch_asu, load, load_default
 from sparsefs.harness._spec import DataSpec
+from sparsefs.utils._factory import import_object
 
 __all__ = ["MissingDataError", "load_dataset"]
 
 
 class MissingDataError(FileNotFoundError):
     """A data set named by a spec is not available locally."""
-
-
-def import_object(path: str) -> Any:
-    """Import ``"module:attr"`` (or ``"module.attr"``).
-
-    Raises
-    ------
-    ValueError
-        If the module or the attribute does not exist.
-    """
-    module, sep, attr = path.partition(":")
-    if not sep:
-        module, _, attr = path.rpartition(".")
-    if not module or not attr:
-        raise ValueError(f"{path!r}: expected 'module:name'.")
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        raise ValueError(f"{path!r}: cannot import module {module!r} ({exc}).") from exc
-    try:
-        return getattr(mod, attr)
-    except AttributeError:
-        raise ValueError(f"{path!r}: module {module!r} has no {attr!r}.") from None
 
 
 def load_dataset(spec: DataSpec, *, seed: int | None = None) -> Dataset:

@@ -14,13 +14,12 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
-from sparsefs.harness._data import import_object
 from sparsefs.harness._metrics import classification_metrics
 from sparsefs.harness._seeds import SPLIT_STREAM, derive_seed
 from sparsefs.harness._spec import EstimatorSpec, ExperimentSpec, MethodSpec
+from sparsefs.utils._factory import make_estimator
 
 __all__ = ["ROW_COLUMNS", "CoxRidge", "build_estimator", "build_method", "feature_order",
            "run_task"]
@@ -55,30 +54,6 @@ _SMOTE_HINT = (
 # --------------------------------------------------------------------------------------------
 
 
-def _instantiate(obj: Any, what: str) -> Any:
-    if isinstance(obj, str):
-        obj = import_object(obj)
-    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "get_params")):
-        obj = obj()
-    elif hasattr(obj, "get_params"):
-        obj = clone(obj)
-    if not hasattr(obj, "get_params") or not hasattr(obj, "fit"):
-        raise TypeError(f"{what} is not a scikit-learn estimator (no fit/get_params).")
-    return obj
-
-
-def _set_params(est: Any, params: dict[str, Any], defaults: dict[str, Any], what: str) -> Any:
-    accepted = est.get_params(deep=False)
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise ValueError(
-            f"{what} has no parameter {', '.join(unknown)}; it takes {', '.join(accepted)}."
-        )
-    merged = {k: v for k, v in defaults.items() if k in accepted and k not in params}
-    merged.update(params)
-    return est.set_params(**merged) if merged else est
-
-
 def build_method(
     method: MethodSpec,
     *,
@@ -107,14 +82,8 @@ def build_method(
     estimator or None
         ``None`` for the all-features baseline without an estimator.
     """
-    if method.stem:
-        from sparsefs.utils import get_method
-
-        est = get_method(method.stem).estimator()
-    elif method.estimator is None:
+    if not method.stem and method.estimator is None:
         return None
-    else:
-        est = _instantiate(method.estimator, f"method {method.display!r}")
     defaults: dict[str, Any] = {"random_state": seed}
     if n_classes is not None:
         defaults["n_clusters"] = n_classes
@@ -122,7 +91,8 @@ def build_method(
         defaults["n_features_to_select"] = n_features_to_select
     if protocol == "regression":
         defaults["target_type"] = "regression"
-    return _set_params(est, dict(method.params), defaults, f"method {method.display!r}")
+    return make_estimator(method.stem or method.estimator, method.params, defaults=defaults,
+                          what=f"method {method.display!r}")
 
 
 _build_method = build_method
@@ -206,8 +176,8 @@ def build_estimator(spec: EstimatorSpec, *, seed: int, n_train: int, n_classes: 
     """
     params = dict(spec.params)
     if spec.estimator is not None:
-        est = _instantiate(spec.estimator, f"estimator {spec.name!r}")
-        return _set_params(est, params, {"random_state": seed}, f"estimator {spec.name!r}")
+        return make_estimator(spec.estimator, params, defaults={"random_state": seed},
+                              what=f"estimator {spec.name!r}")
     if spec.name == "svm":
         from sklearn.svm import SVC
 
@@ -242,7 +212,7 @@ def build_estimator(spec: EstimatorSpec, *, seed: int, n_train: int, n_classes: 
         est = CoxRidge()
     else:  # pragma: no cover - "self" is handled by the caller
         raise ValueError(spec.name)
-    return _set_params(est, params, {}, f"estimator {spec.name!r}")
+    return make_estimator(est, params, what=f"estimator {spec.name!r}", clone=False)
 
 
 def feature_order(est: Any) -> np.ndarray:

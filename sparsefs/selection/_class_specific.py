@@ -180,11 +180,9 @@ def resolve_selector(selector: Any) -> Any:
     with its defaults; an estimator -> itself (not cloned)."""
     if selector is None:
         return default_selector()
-    if isinstance(selector, str):
-        from sparsefs.utils import get_method
+    from sparsefs.utils._factory import make_estimator
 
-        return get_method(selector).estimator()
-    return selector
+    return make_estimator(selector, clone=False, what=f"selector={selector!r}")
 
 
 class ClassSpecificSelector(BaseSelector):

@@ -29,19 +29,15 @@ _AUTO_TEST = {"classification": "anova", "regression": "f", "survival": "cox"}
 
 
 def _resolve_estimator(estimator: Any) -> Any:
-    """``None`` -> ``FisherScore(n_features_to_select=1)``; a registry stem -> that estimator
-    with its defaults; an estimator -> itself (not cloned)."""
+    """``None`` -> ``FisherScore(n_features_to_select=1)``; a registry stem or ``"module:Class"``
+    -> that estimator with its defaults; an estimator -> itself (not cloned)."""
     if estimator is None:
         from sparsefs.selection._fisher_score import FisherScore
 
         return FisherScore(n_features_to_select=1)
-    if isinstance(estimator, str):
-        from sparsefs.utils import get_method
+    from sparsefs.utils._factory import make_estimator
 
-        return get_method(estimator).estimator()
-    if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
-        raise TypeError(f"estimator={estimator!r} is not a scikit-learn estimator.")
-    return estimator
+    return make_estimator(estimator, clone=False, what=f"estimator={estimator!r}")
 
 
 def _scores_of(est: Any, X, y) -> np.ndarray:

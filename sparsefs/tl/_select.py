@@ -29,26 +29,22 @@ def _version() -> str:
 
 
 def _resolve_estimator(method, params: dict[str, Any]):
-    """``(estimator, info)`` from a stem / class name, or an estimator instance."""
-    from sklearn.base import clone
-
+    """``(estimator, info)`` from a stem / class name / ``"module:Class"``, or an estimator
+    instance (cloned; ``params`` set on the clone); ``info`` is the registry row or None."""
+    from sparsefs.utils._factory import make_estimator
     from sparsefs.utils._registry import get_method
 
-    if isinstance(method, str):
-        info = get_method(method)
-        return info.estimator(**params), info
-    if hasattr(method, "fit") and hasattr(method, "get_params"):
-        if params:
-            raise TypeError("pass parameters either in the estimator or as **params, not both.")
-        name = type(method).__name__
-        info = None
-        with contextlib.suppress(ValueError):
-            info = get_method(name)
-        return clone(method), info
-    raise TypeError(
-        f"method must be a registered stem or name (see `sparsefs methods`) or an estimator; "
-        f"got {type(method).__name__}."
-    )
+    if not isinstance(method, str) and not (hasattr(method, "fit")
+                                            and hasattr(method, "get_params")):
+        raise TypeError(
+            f"method must be a registered stem or name (see `sparsefs methods`) or an estimator; "
+            f"got {type(method).__name__}."
+        )
+    est = make_estimator(method, params)
+    info = None
+    with contextlib.suppress(ValueError):
+        info = get_method(type(est).__name__)
+    return est, info
 
 
 def _resolve_use_raw(adata, layer: str | None, use_raw: bool | None) -> bool:
