@@ -4,6 +4,7 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,11 @@ def test_readme_has_two_setup_commands_and_ci_runs_the_second():
     lines = _quick_start_lines()
     assert len(lines) == 2, lines
     assert "sparsefs demo" in lines[0] and "pytest" in lines[1]
+    # the test line uses both cores: its -n needs pytest-xdist in the test extra
+    if re.search(r"pytest .*-n ", lines[1]):
+        extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+            "optional-dependencies"]["test"]
+        assert any(d.startswith("pytest-xdist") for d in extra), extra
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "Quick start" in ci and "sed -n 2p" in ci, ".ci/run must take the README's test line"
 
