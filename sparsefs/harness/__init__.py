@@ -49,7 +49,7 @@ from sparsefs.harness._spec import (
     ReproductionSpec,
     parse_k_grid,
 )
-from sparsefs.harness._summary import (
+from sparsefs.metrics._summary import (
     GREATER_IS_BETTER,
     TIE_DECIMALS,
     RankTestResult,

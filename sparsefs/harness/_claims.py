@@ -223,7 +223,7 @@ def values_agreement(reproduction: Any, *, experiment: str, metric: str, method:
     """Printed paper values ``{dataset: value}`` of one method against our best over k
     (scaled by ``scale``): how many lie within ``tolerance`` (``reproduced`` at three quarters
     of the data sets we ran, ``partly`` at a quarter)."""
-    from sparsefs.harness._summary import best_over_k
+    from sparsefs.metrics._summary import best_over_k
 
     try:
         best = best_over_k(experiment_results(reproduction, experiment), metric, estimator,

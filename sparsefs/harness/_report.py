@@ -12,7 +12,9 @@ from sparsefs.harness._claims import claims_markdown, evaluate_claims
 from sparsefs.harness._results import Results
 from sparsefs.harness._spec import ReproductionSpec
 from sparsefs.harness._stability import stability_markdown
-from sparsefs.harness._summary import (
+from sparsefs.harness._tables import md_table as _md_table
+from sparsefs.harness._tables import paper_comparison
+from sparsefs.metrics._summary import (
     GREATER_IS_BETTER,
     TIE_DECIMALS,
     best_over_k,
@@ -22,8 +24,6 @@ from sparsefs.harness._summary import (
     score_matrix,
     summarize,
 )
-from sparsefs.harness._tables import md_table as _md_table
-from sparsefs.harness._tables import paper_comparison
 
 __all__ = ["headline", "markdown_report", "paper_comparison"]
 
@@ -39,8 +39,6 @@ _ESTIMATOR_WORDS = {
     "cox": "ridge-penalised Cox model (Breslow, penalty 1 on standardised features), scored "
            "by its risk score",
 }
-_DEFAULT_HEADLINE = {"supervised": "accuracy", "unsupervised": "acc", "clustering": "cer",
-                     "regression": "r2", "survival": "c_index"}
 _MODE_WORDS = {
     "rank": "rank: fitted once per fold, top-k of its ranking for every k",
     "refit": "refit: fitted once per k with n_features_to_select=k",
@@ -50,14 +48,9 @@ _MODE_WORDS = {
 
 
 def headline(results: Results) -> tuple[str, str, int | None]:
-    """The report's headline (metric, estimator, k_max) from the spec's ``report`` table."""
-    spec = results.meta.get("spec", {})
-    rep = spec.get("report") or {}
-    protocol = spec.get("protocol", "supervised")
-    metric = rep.get("metric") or _DEFAULT_HEADLINE[protocol]
-    estimators = [e["name"] for e in spec.get("estimators", [])] or ["svm"]
-    estimator = rep.get("estimator") or estimators[0]
-    return metric, estimator, rep.get("k_max")
+    """The report's headline (metric, estimator, k_max) from the spec's ``report`` table
+    (:meth:`Results.headline`)."""
+    return results.headline()
 
 
 def _k_text(k: Any) -> str:

@@ -164,6 +164,11 @@ def utc_now() -> str:
 # --------------------------------------------------------------------------------------------
 
 
+#: The headline metric of each protocol when the spec's ``report`` table names none.
+_DEFAULT_HEADLINE = {"supervised": "accuracy", "unsupervised": "acc", "clustering": "cer",
+                     "regression": "r2", "survival": "c_index"}
+
+
 @dataclass
 class Results:
     """The outcome of :func:`sparsefs.harness.run`.
@@ -191,6 +196,17 @@ class Results:
     meta: dict[str, Any] = field(default_factory=dict)
     supports: pd.DataFrame | None = None
     predictions: dict[tuple, tuple[np.ndarray, np.ndarray]] | None = None
+
+    def headline(self) -> tuple[str, str, int | None]:
+        """The report's headline: ``(metric, estimator, k_max)`` from the spec's ``report``
+        table, else the protocol's usual metric and the first downstream estimator."""
+        spec = self.meta.get("spec", {})
+        rep = spec.get("report") or {}
+        protocol = spec.get("protocol", "supervised")
+        metric = rep.get("metric") or _DEFAULT_HEADLINE[protocol]
+        estimators = [e["name"] for e in spec.get("estimators", [])] or ["svm"]
+        estimator = rep.get("estimator") or estimators[0]
+        return metric, estimator, rep.get("k_max")
 
     def __repr__(self) -> str:
         t = self.table

@@ -11,7 +11,7 @@ import pandas as pd
 
 from sparsefs.harness._results import Results
 from sparsefs.harness._spec import PaperTable
-from sparsefs.harness._summary import best_over_k, mean_over_k, summarize
+from sparsefs.metrics._summary import best_over_k, mean_over_k, summarize
 
 __all__ = ["md_table", "paper_comparison"]
 

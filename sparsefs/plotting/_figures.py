@@ -89,7 +89,7 @@ def report_figures(
     prefix : str
         Prepended to the file names.
     metric, estimator : str, optional
-        Default: the report's headline (:func:`sparsefs.harness.headline`).
+        Default: the report's headline (``results.headline()``).
     dpi : int, default=110
 
     Returns
@@ -97,12 +97,16 @@ def report_figures(
     list of (caption, file name)
         File names relative to ``outdir``.
     """
-    from sparsefs.harness import best_over_k, friedman_nemenyi, headline, score_matrix
-    from sparsefs.harness._summary import GREATER_IS_BETTER
+    from sparsefs.metrics._summary import (
+        GREATER_IS_BETTER,
+        best_over_k,
+        friedman_nemenyi,
+        score_matrix,
+    )
 
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    h_metric, h_est, k_max = headline(results)
+    h_metric, h_est, k_max = results.headline()
     metric = metric or h_metric
     estimator = estimator or h_est
     table = results.table

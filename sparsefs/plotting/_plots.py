@@ -148,7 +148,7 @@ def plot_metric_vs_k(
     -------
     matplotlib.axes.Axes
     """
-    from sparsefs.harness import summarize
+    from sparsefs.metrics._summary import summarize
 
     ax = _axes(ax)
     table = _frame(results)

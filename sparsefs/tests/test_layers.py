@@ -1,10 +1,12 @@
 """The package's layers, read from its imports (AST, not by importing it).
 
-Rules (STYLE.md section 3, issue #23): no import cycle between modules (a submodule importing
-its own package's ``__init__`` counts); ``_kernels`` imports neither scikit-learn nor any part of
-sparsefs outside ``_kernels``; the estimator packages never import ``harness``, ``plotting`` or
-``cli``; nothing outside ``cli`` (and ``sparsefs.__main__``) imports ``cli``. Every import
-counts, at module level or inside a function: a lazy import is still a dependency.
+Rules (STYLE.md section 3, issues #23 and #34): no import cycle between modules (a submodule
+importing its own package's ``__init__`` counts); ``_kernels`` imports neither scikit-learn nor
+any part of sparsefs outside ``_kernels``; every subpackage sits on a floor (:data:`FLOORS`) and
+imports only from its own floor or lower ones (the estimator packages never reach ``harness``,
+``plotting`` or ``cli``; ``plotting`` never reaches ``harness``; nothing but ``cli`` reaches
+``cli``). Every import counts, at module level or inside a function: a lazy import is still a
+dependency.
 """
 
 from __future__ import annotations
@@ -125,6 +127,26 @@ def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 
 GRAPH = module_graph(PKG, "sparsefs")
 
+#: The floors, lowest first: a module imports from its own floor or lower ones only.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("_kernels", "exceptions"),                       # math on arrays
+    ("", "utils", "metrics", "datasets", "_dask"),  # the package root, shared tools, data
+    ("base",),                                        # the estimator contract
+    ("selection", "classification", "clustering"),  # the estimators
+    ("plotting", "tl", "get"),                        # figures and the scanpy front end
+    ("harness", "benchmark"),                         # evaluation (benchmark: its old name)
+    ("cli", "__main__", "docs"),                      # the command line, the docs' tools
+)
+
+
+def floor_of(module: str) -> int:
+    """The floor of ``sparsefs.<sub>...`` (``""``: the package root)."""
+    sub = module.split(".")[1] if "." in module else ""
+    for i, names in enumerate(FLOORS):
+        if sub in names:
+            return i
+    raise KeyError(f"{module}: subpackage {sub!r} has no floor; add it to FLOORS.")
+
 
 def test_no_import_cycles():
     found = set(cycles(GRAPH))
@@ -142,6 +164,20 @@ def test_kernels_import_only_kernels_and_no_sklearn():
         outside = sorted(t for t in targets if not t.startswith("sparsefs._kernels"))
         assert not outside, f"{mod} imports {outside}"
         assert "sklearn" not in ext.get(mod, set()), f"{mod} imports scikit-learn"
+
+
+def test_every_import_goes_to_the_same_floor_or_down():
+    up = sorted(f"{mod} (floor {floor_of(mod)}) -> {t} (floor {floor_of(t)})"
+                for mod, targets in GRAPH.items() for t in targets
+                if floor_of(t) > floor_of(mod))
+    assert not up, "imports to a higher floor:\n" + "\n".join(up)
+
+
+def test_the_floor_check_sees_an_upward_import():
+    assert floor_of("sparsefs.plotting._figures") < floor_of("sparsefs.harness")
+    assert floor_of("sparsefs") < floor_of("sparsefs.selection._fisher_score")
+    with pytest.raises(KeyError, match="no floor"):
+        floor_of("sparsefs.newthing.mod")
 
 
 @pytest.mark.parametrize("family", ["selection", "classification", "clustering"])

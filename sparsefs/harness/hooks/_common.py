@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefs.harness._claims import ClaimNotRun, experiment_results
-from sparsefs.harness._summary import best_over_k
+from sparsefs.metrics._summary import best_over_k
 
 __all__ = ["best_cells", "close_to_best", "fmt_ranking", "lower_cost", "mean_by_method",
            "need_dataset", "stable_across", "support_frequency"]

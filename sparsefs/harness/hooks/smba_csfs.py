@@ -18,8 +18,8 @@ from sparsefs.harness._claims import (
     experiment_results,
     fraction_verdict,
 )
-from sparsefs.harness._summary import TIE_DECIMALS
 from sparsefs.harness.hooks._common import best_cells
+from sparsefs.metrics._summary import TIE_DECIMALS
 
 __all__ = ["best_accuracy", "csfs_against_tfs", "csfs_knn", "csfs_naive_bayes", "csfs_tree",
            "extra_sections", "leak_sections"]

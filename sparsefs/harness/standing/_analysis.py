@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparsefs.harness._summary import RankTestResult
 from sparsefs.harness.standing._spec import StandingSpec
 from sparsefs.harness.standing._stats import (
     PairwiseResult,
@@ -29,6 +28,7 @@ from sparsefs.harness.standing._stats import (
     verdict,
 )
 from sparsefs.harness.standing._store import ResultStore
+from sparsefs.metrics._summary import RankTestResult
 
 __all__ = ["Analysis", "Headline", "analyse"]
 

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from sparsefs._kernels.multiple_testing import adjust_pvalues
-from sparsefs.harness._summary import RankTestResult, average_ranks, friedman_nemenyi
+from sparsefs.metrics._summary import RankTestResult, average_ranks, friedman_nemenyi
 
 __all__ = [
     "TIE_TOL",
