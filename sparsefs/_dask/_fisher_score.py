@@ -10,15 +10,15 @@ import numpy as np
 from sparsefs._dask._moments import class_moments
 from sparsefs._kernels import fisher_score as _kernel
 
-__all__ = ["fisher_score"]
+__all__ = ["dask_fisher_ratios"]
 
 
-def fisher_score(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
+def dask_fisher_ratios(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
     """Fisher scores SSB / SSW of every column of a dask array, as numpy.
 
     The class counts, sums and within-class scatter come from one pass
     (:func:`sparsefs._dask._moments.class_moments`, with the column magnitudes); the between
-    scatter and the edge cases follow :func:`sparsefs._kernels.fisher_score.fisher_score`:
+    scatter and the edge cases follow :func:`sparsefs._kernels.fisher_score.fisher_ratios`:
     columns whose scatter overflows, or underflows to 0 (largest magnitude below 1e-100), are
     the few recomputed by the in-memory kernel on those columns only (``X[:, cols]``).
 
@@ -48,5 +48,5 @@ def fisher_score(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
     if cols.size:  # few columns (huge or tiny values): the in-memory kernel on those only
         sub = X[:, cols].compute()
         sub = np.asarray(sub.toarray() if hasattr(sub, "toarray") else sub, dtype=np.float64)
-        scores[cols] = _kernel.fisher_score(sub, y_idx, n_classes)[0]
+        scores[cols] = _kernel.fisher_ratios(sub, y_idx, n_classes)[0]
     return scores

@@ -16,7 +16,7 @@ import numpy as np
 
 from sparsefs._kernels.stats import class_moments
 
-__all__ = ["fisher_from_scatter", "fisher_score"]
+__all__ = ["fisher_from_scatter", "fisher_ratios"]
 
 # Below this magnitude squared deviations lose all precision in float64.
 _TINY = 1e-100
@@ -47,7 +47,8 @@ def fisher_from_scatter(between_ss: np.ndarray, within_ss: np.ndarray) -> np.nda
     return out
 
 
-def fisher_score(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def fisher_ratios(X, y_idx: np.ndarray, n_classes: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fisher scores of every column of ``X``.
 
     Parameters

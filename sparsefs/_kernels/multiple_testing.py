@@ -310,13 +310,13 @@ def column_tests(test, X, y_idx: np.ndarray, n_classes: int,
 def _sparse_anova(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """The F test of a CSR/CSC matrix from one pass of class sums (the Fisher score's kernel:
     no dense block, no format conversion), and the constant columns (no scatter at all)."""
-    from sparsefs._kernels.fisher_score import fisher_score
+    from sparsefs._kernels.fisher_score import fisher_ratios
 
     counts = _class_counts(y_idx, n_classes)
     n = int(counts.sum())
     if n <= n_classes:
         raise ValueError(f"the F test needs more samples ({n}) than classes ({n_classes}).")
-    scores, between, within = fisher_score(X, y_idx, n_classes)
+    scores, between, within = fisher_ratios(X, y_idx, n_classes)
     with np.errstate(over="ignore", invalid="ignore"):
         f = scores * ((n - n_classes) / (n_classes - 1))
     p = special.fdtrc(n_classes - 1, n - n_classes, f)

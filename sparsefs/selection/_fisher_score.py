@@ -104,15 +104,15 @@ class FisherScore(BaseSelector):
 
     def _fit(self, X, y_idx):
         n_classes = int(y_idx.max()) + 1
-        scores, _, _ = _kernel.fisher_score(X, y_idx, n_classes)
+        scores, _, _ = _kernel.fisher_ratios(X, y_idx, n_classes)
         self._store_scores(scores, X.shape[0], n_classes)
 
     def _fit_dask(self, X, y_idx):
         """``fit`` on a dask array: one pass of class moments (docs/dask.md)."""
-        from sparsefs._dask._fisher_score import fisher_score
+        from sparsefs._dask._fisher_score import dask_fisher_ratios
 
         n_classes = int(y_idx.max()) + 1
-        self._store_scores(fisher_score(X, y_idx, n_classes), X.shape[0], n_classes)
+        self._store_scores(dask_fisher_ratios(X, y_idx, n_classes), X.shape[0], n_classes)
 
     def _store_scores(self, scores, n_samples, n_classes):
         """The F statistic, p-values and the selection from the Fisher scores."""

@@ -342,7 +342,7 @@ def _check_fits(fits):
 def test_in_process_local_cluster(data, clusters):
     X, y = data
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         _check_fits(_all_fits(X, y, clusters))
 
@@ -351,6 +351,6 @@ def test_local_cluster_with_worker_processes(data, clusters):
     """The one test with worker processes (spawned: each imports sparsefs)."""
     X, y = data
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         _check_fits(_all_fits(X, y, clusters))
