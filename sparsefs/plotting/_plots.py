@@ -313,9 +313,12 @@ def plot_critical_difference(
     ax.set_ylim(-(depth + 1.5), 1.6)
     ax.axis("off")
     ax.hlines(0, lo, hi, color="black", linewidth=1)
+    step = 1 if hi - lo < 15 else 5  # two-digit ranks side by side would run together
     for t in range(lo, hi + 1):
-        ax.vlines(t, 0, 0.15, color="black", linewidth=1)
-        ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize="small")
+        labelled = t in (lo, hi) or t % step == 0
+        ax.vlines(t, 0, 0.15 if labelled else 0.08, color="black", linewidth=1)
+        if labelled:
+            ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize="small")
     # CD bar
     ax.hlines(1.2, lo, lo + critical_difference, color="black", linewidth=2, gid="cd")
     ax.text(lo + critical_difference / 2, 1.3, f"CD = {critical_difference:.2f}", ha="center",

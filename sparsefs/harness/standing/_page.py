@@ -635,6 +635,15 @@ def _run_info(analyses: Mapping[str, Analysis | None]) -> list[str]:
         out += ["Every invocation that computed cells (a resumed run has several):", "",
                 md_table(["benchmark", "run (UTC)", "wall time", "workers", "cells computed",
                           "1-min load before → after", "CPUs busy (all users)"], runs), ""]
+    projected = [f"({LETTER[b]}) {_t(a.meta['cell_cpu_seconds'] / 2)}"
+                 for b, a in analyses.items()
+                 if a is not None and a.meta and np.isfinite(a.meta.get("cell_cpu_seconds",
+                                                                         np.nan))]
+    if projected:
+        out += ["A run of every cell from scratch with 2 workers on an idle 2-core machine "
+                "takes about half the summed cell CPU time (single-threaded cells; a cell "
+                "stopped at its budget counts until the stop): " + ", ".join(projected) + ".",
+                ""]
     out += ["Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())) + ".",
             "", "The machine is a shared 2-core virtual machine: the load columns say how "
             "busy it was (everyone's work included). Run times on this page are CPU times of "
