@@ -282,21 +282,17 @@ def smote(X: Any, y: np.ndarray, seed: int, k_neighbors: int | str = 5
     ImportError
         If imbalanced-learn is not installed (``pip install "sparsefs[smote]"``).
     """
-    try:
-        from imblearn.over_sampling import SMOTE
+    from sparsefs.selection._class_specific import smote_resample
+
+    try:  # refused on every fold, not only on the folds that need a resample
+        import imblearn.over_sampling  # noqa: F401
     except ImportError as exc:
         raise ImportError(_SMOTE_HINT) from exc
     counts = np.bincount(y)
     counts = counts[counts > 0]
-    if counts.min() == counts.max():
-        return X, y
-    if counts.min() < 2:
+    if counts.min() < 2 and counts.min() != counts.max():
         logger.warning("SMOTE skipped: a class has a single training sample.")
-        return X, y
-    cap = counts.min() - 1 if k_neighbors == "smallest" else min(int(k_neighbors),
-                                                                   counts.min() - 1)
-    sampler = SMOTE(k_neighbors=int(cap), random_state=seed)
-    return sampler.fit_resample(X, y)
+    return smote_resample(X, y, k_neighbors, seed, lone="skip")
 
 
 def preprocess(

@@ -30,22 +30,27 @@ SMOTE_HINT = (
 
 
 def smote_resample(
-    X: np.ndarray, y: np.ndarray, k_neighbors: int, seed: int
+    X: np.ndarray, y: np.ndarray, k_neighbors: int | str, seed: int, *, lone: str = "repeat"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Oversample every minority class up to the majority's size (SMOTE, Chawla et al. 2002).
 
     Uses imbalanced-learn's :class:`~imblearn.over_sampling.SMOTE`, with ``k_neighbors``
     capped at the smallest class size minus one. A class with a single row cannot be
-    interpolated: it is repeated up to the majority's size instead (and left out of SMOTE).
-    Nothing is done when the classes are already balanced or ``k_neighbors < 1``.
+    interpolated: with ``lone="repeat"`` it is repeated up to the majority's size instead
+    (and left out of SMOTE); with ``lone="skip"`` nothing is resampled (the harness's rule, as
+    its stored reproductions were run). Nothing is done when the classes are already balanced
+    or ``k_neighbors < 1``. The one SMOTE of the package: the class-specific estimators and
+    the harness's ``smote`` preprocessing both call it.
 
     Parameters
     ----------
     X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
         Sparse X stays sparse (imbalanced-learn's SMOTE interpolates sparse rows).
     y : ndarray of int, shape (n_samples,)
-    k_neighbors : int
+    k_neighbors : int or "smallest"
+        ``"smallest"``: the smallest class size minus one (the SMBA-CSFS code's setting).
     seed : int
+    lone : {"repeat", "skip"}, default="repeat"
 
     Returns
     -------
@@ -59,9 +64,13 @@ def smote_resample(
     """
     labels, counts = np.unique(y, return_counts=True)
     top = int(counts.max())
+    if k_neighbors == "smallest":
+        k_neighbors = int(counts.min()) - 1
     if counts.min() == top or k_neighbors < 1:
         return X, y
     single = labels[(counts == 1) & (top > 1)]
+    if single.size and lone == "skip":
+        return X, y
     if single.size:  # repeat the lone rows, then SMOTE the others
         extra = np.repeat(np.flatnonzero(np.isin(y, single)), top - 1)
         X = sp.vstack([X, X[extra]], format="csr") if sp.issparse(X) else np.concatenate(

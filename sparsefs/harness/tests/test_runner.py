@@ -157,6 +157,25 @@ def test_smote_missing_dependency_message(monkeypatch):
         smote(np.zeros((4, 2)), np.array([0, 0, 0, 1]), 0)
 
 
+def test_smote_is_imbalanced_learns_and_unit_free():
+    """The harness's SMOTE is the package's one SMOTE (selection._class_specific): equal bit
+    for bit to imbalanced-learn's own call, at any scale, and skipped for a lone class."""
+    pytest.importorskip("imblearn")
+    from imblearn.over_sampling import SMOTE
+
+    from sparsefs.harness._protocols import smote
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 4)), np.array([0] * 20 + [1] * 10)
+    ref = SMOTE(k_neighbors=5, random_state=3).fit_resample(X, y)
+    got = smote(X, y, 3)
+    assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
+    tiny = smote(X * 2.0**-1000, y, 3)[0]
+    assert np.array_equal(tiny, ref[0] * 2.0**-1000)
+    lone = np.array([0] * 29 + [1])
+    assert smote(X, lone, 3)[0] is X
+
+
 def test_results_metadata_and_round_trip(tmp_path):
     spec = ExperimentSpec(datasets=[PLANTED], methods=["fisher_score", "all"], k=[1, 4],
                           cv=CVSpec(scheme="split", n_repeats=2, train_size=0.7),
