@@ -14,7 +14,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sparsefs._kernels import class_specific_ensemble as _kernel
+from sparsefs._kernels import class_specific as _kernel
 from sparsefs._kernels.class_specific import union_support
 from sparsefs.base import BaseSelectingClassifier, resolve_n_features_to_select
 from sparsefs.selection._class_specific import (

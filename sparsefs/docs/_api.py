@@ -209,16 +209,22 @@ def data_docstring(entry: PublicName) -> str:
     module = importlib.import_module(entry.module)
     obj = getattr(module, entry.name)
     path = Path(module.__file__).resolve()
-    candidates = [path]
+    candidates = [(path, entry.module)]
     if path.name == "__init__.py":  # assigned in one of the package's private modules
-        candidates += sorted(path.parent.glob("_*.py"))
-    for candidate in candidates:
+        candidates += [(c, f"{entry.module}.{c.stem}") for c in sorted(path.parent.glob("_*.py"))]
+    # or re-exported from another floor (``from sparsefs.metrics._summary import TIE_DECIMALS``)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.ImportFrom) and not node.level and node.module
+                and node.module.startswith("sparsefs.")
+                and any(a.name == entry.name for a in node.names)):
+            source = importlib.import_module(node.module)
+            candidates.append((Path(source.__file__).resolve(), node.module))
+    for candidate, modname in candidates:
         doc = attribute_docs(candidate).get(entry.name)
         if not doc:
             continue
         if candidate == path:
             return doc
-        modname = f"{entry.module}.{candidate.stem}"
         if getattr(importlib.import_module(modname), entry.name, None) is obj:
             return doc
     return ""

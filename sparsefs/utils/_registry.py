@@ -613,6 +613,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="SMBA-CSFS / GF-CSFS ensemble: one linear SVM per class on its own top-m "
         "features (trained on all classes, SMOTE inside fit), combined by the claim/vote rule",
         import_path="sparsefs.classification:ClassSpecificEnsembleClassifier",
+        kernel="class_specific",  # the decision rule and votes live with the selector's math
         fit_seconds=0.081,
         inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
         test_params=(
