@@ -73,11 +73,11 @@ class SupportMixin(SelectorMixin):
 
         For methods that treat the columns symmetrically in exact arithmetic (a copy would
         get its original's score but for rounding): each group of identical columns of ``X``
-        gets its mean score (:func:`sparsefs._kernels.graphs.tie_duplicate_scores`), so the
+        gets its mean score (:func:`sparsefs._kernels.columns.tie_duplicate_scores`), so the
         tie rule (lower index first) orders them. Kept as computed when the method's own
         support would then not be a top set of the ranking (a copy on either side of it).
         """
-        from sparsefs._kernels.graphs import tie_duplicate_scores
+        from sparsefs._kernels.columns import tie_duplicate_scores
 
         tied = tie_duplicate_scores(X, scores)
         if support is not None:

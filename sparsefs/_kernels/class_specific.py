@@ -74,7 +74,7 @@ def tie_copies(rankings: np.ndarray, first: np.ndarray) -> np.ndarray:
     """Each class's ranks with every group of identical columns at the group's best rank.
 
     ``first[j]`` is the first column equal to column ``j`` (itself if none; e.g.
-    :func:`sparsefs._kernels.graphs.duplicate_column_groups`). Copies are equally good for
+    :func:`sparsefs._kernels.columns.duplicate_column_groups`). Copies are equally good for
     every class, so in :func:`combine_class_rankings` they get one key (ties by the lower
     index). ``rankings`` itself when there is no copy.
     """

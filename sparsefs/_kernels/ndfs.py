@@ -62,7 +62,7 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
-from sparsefs._kernels.graphs import power_of_two_scale
+from sparsefs._kernels.columns import power_of_two_scale
 
 __all__ = ["NDFSResult", "mean_square", "ndfs", "ndfs_initial_indicator"]
 

@@ -94,7 +94,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import dgemm, dsyrk
 from scipy.linalg.lapack import dpotri
 
-from sparsefs._kernels.graphs import duplicate_column_groups as _column_groups
+from sparsefs._kernels.columns import duplicate_partition
 
 __all__ = [
     "ADMMBlockResult",
@@ -103,7 +103,6 @@ __all__ = [
     "admm_l12_rows",
     "admm_woodbury",
     "auto_block_size",
-    "duplicate_column_groups",
     "group_lasso_bcd",
     "lambda_max",
     "merge_duplicate_rows",
@@ -435,8 +434,9 @@ def admm_l1_columns(
     keep_coef : bool, default=False
         Return the block of C.
     groups : tuple, optional
-        :func:`duplicate_column_groups` of X: the rows of duplicated features are replaced by
-        their mean at the end (:func:`merge_duplicate_rows`), so copies score exactly alike.
+        :func:`~sparsefs._kernels.columns.duplicate_partition` of X: the rows of duplicated
+        features are replaced by their mean at the end (:func:`merge_duplicate_rows`), so
+        copies score exactly alike.
 
     Returns
     -------
@@ -1318,24 +1318,6 @@ def smba_group_lasso(
 # --------------------------------------------------------------------------------------------
 
 
-def duplicate_column_groups(X: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Groups of exactly equal columns of X: ``(inverse, counts)`` (``inverse[j]`` the group of
-    column j, numbered in the order of the groups' first columns, ``counts[g]`` its size), or
-    ``None`` when every column is distinct.
-
-    The partition of :func:`sparsefs._kernels.graphs.duplicate_column_groups` (``-0.0`` and
-    ``0.0`` are the same value; no copy of X), in the form :func:`merge_duplicate_rows` takes.
-    """
-    if X.shape[1] < 2:
-        return None
-    first = _column_groups(X)
-    if np.array_equal(first, np.arange(first.shape[0])):
-        return None
-    _, inverse = np.unique(first, return_inverse=True)  # groups numbered 0..G-1
-    inverse = inverse.ravel()
-    return inverse, np.bincount(inverse)
-
-
 def merge_duplicate_rows(A: np.ndarray, groups: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
     r"""Replace the rows of ``A`` (indexed by feature) of every group of duplicated features
     by the group's mean row (a new array; ``A`` itself when ``groups`` is None).
@@ -1490,7 +1472,7 @@ def smba(
     X = np.ascontiguousarray(X, dtype=np.float64)
     M = X.shape[1]
     # exactly duplicated features: their rows of C are merged (mean) so copies tie exactly
-    groups = duplicate_column_groups(X)
+    groups = duplicate_partition(X)
     lmax = lambda_max(X, q, affine, lambda_scale)
     if lmax <= 0.0:
         # no loss gradient at the trivial point (X = 0, or, affine, all features equal): every

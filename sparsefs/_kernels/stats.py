@@ -167,7 +167,7 @@ def column_signatures(X) -> np.ndarray:
 
     One compiled pass, no copy of X. Each column's values are summed in the order they are
     stored (row order for a canonical matrix), so two identical columns get bitwise-identical
-    signatures: the candidates of :func:`sparsefs._kernels.graphs.duplicate_column_groups`.
+    signatures: the candidates of :func:`sparsefs._kernels.columns.duplicate_column_groups`.
     """
     if X.format not in ("csr", "csc"):
         X = sp.csr_array(X)

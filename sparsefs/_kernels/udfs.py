@@ -60,7 +60,7 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from sparsefs._kernels.graphs import power_of_two_scale
+from sparsefs._kernels.columns import power_of_two_scale
 from sparsefs._kernels.l21 import CenteredSparse
 
 __all__ = ["UDFSResult", "udfs", "udfs_local_matrix"]

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from sparsefs._kernels import sparse_kos as _k
-from sparsefs._kernels.graphs import duplicate_column_groups
+from sparsefs._kernels.columns import duplicate_column_groups
 from sparsefs.base import BaseSelectingClassifier
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._progress import fit_progress

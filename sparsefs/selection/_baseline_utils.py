@@ -7,6 +7,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils import check_random_state
 
+from sparsefs._kernels.columns import duplicate_partition
 from sparsefs._kernels.l21 import (
     GroupL21Penalty,
     ProxGradResult,
@@ -14,7 +15,7 @@ from sparsefs._kernels.l21 import (
     row_norms,
     selection_scores,
 )
-from sparsefs._kernels.smba import duplicate_column_groups, merge_duplicate_rows
+from sparsefs._kernels.smba import merge_duplicate_rows
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._sklearn_compat import Interval
@@ -113,7 +114,7 @@ class SparseLinearSelector(BaseSelector):
         # exactly duplicated features: their rows of W enter the loss only through their sum,
         # so the mean row keeps an optimum optimal (convex penalty; _kernels.smba
         # merge_duplicate_rows) and gives the copies bit-identical rows and scores
-        groups = duplicate_column_groups(prep.X) if isinstance(prep.X, np.ndarray) else None
+        groups = duplicate_partition(prep.X) if isinstance(prep.X, np.ndarray) else None
         coef = merge_duplicate_rows(res.coef, groups)
         grad = merge_duplicate_rows(res.grad, groups)
         scores = selection_scores(coef, GroupL21Penalty().entry_closeness(grad, lam),

@@ -12,7 +12,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import class_specific as _kernel
-from sparsefs._kernels.graphs import duplicate_column_groups
+from sparsefs._kernels.columns import duplicate_column_groups
 from sparsefs._kernels.ranking import is_top_set, rank_scores
 from sparsefs.base import BaseSelector
 from sparsefs.utils._sklearn_compat import StrOptions

@@ -13,7 +13,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import knockoffs as _kernel
-from sparsefs._kernels.graphs import duplicate_column_groups
+from sparsefs._kernels.columns import duplicate_column_groups
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import KnockoffModelWarning
 from sparsefs.selection._error_control import _resolve_estimator, _scores_of

@@ -3,7 +3,7 @@
 from typing import ClassVar
 
 from sparsefs._kernels import laplacian_score as _kernel
-from sparsefs._kernels.graphs import tie_duplicate_scores
+from sparsefs._kernels.columns import tie_duplicate_scores
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,

@@ -8,9 +8,10 @@ import numpy as np
 
 from sparsefs._kernels import coordinate_descent as _cd
 from sparsefs._kernels import lasso as _kernel
+from sparsefs._kernels.columns import duplicate_partition
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
 from sparsefs._kernels.l21 import path_to_n_nonzero, prepare_design, row_norms, selection_scores
-from sparsefs._kernels.smba import duplicate_column_groups, merge_duplicate_rows
+from sparsefs._kernels.smba import merge_duplicate_rows
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
@@ -167,7 +168,7 @@ class _LogisticSelector(SparseLinearSelector):
         # exactly duplicated features: the loss sees only the sum of their rows of W, so the
         # mean of the rows keeps the loss and (convex penalty) does not raise the penalty; it
         # is optimal whenever the fit is, and the copies get bit-identical rows and scores
-        groups = duplicate_column_groups(prep.X) if isinstance(prep.X, np.ndarray) else None
+        groups = duplicate_partition(prep.X) if isinstance(prep.X, np.ndarray) else None
         coef = merge_duplicate_rows(res.coef, groups)
         grad = merge_duplicate_rows(res.grad, groups)
         penalty = ElasticNetPenalty(l1_ratio)
@@ -232,7 +233,7 @@ class _LogisticSelector(SparseLinearSelector):
                 stacklevel=3,
             )
         # exact copies of a column: the mean of their coefficients keeps the fit optimal
-        groups = duplicate_column_groups(prep.X) if isinstance(prep.X, np.ndarray) else None
+        groups = duplicate_partition(prep.X) if isinstance(prep.X, np.ndarray) else None
         coef = merge_duplicate_rows(res.coef[:, None], groups)
         grad = merge_duplicate_rows(-res.grad[:, None], groups)
         lam = max(ratio * lam_max, 1e-300)

@@ -5,8 +5,9 @@ import warnings
 import numpy as np
 
 from sparsefs._kernels import rfs as _kernel
+from sparsefs._kernels.columns import duplicate_partition
 from sparsefs._kernels.l21 import prepare_design, row_norms, selection_scores
-from sparsefs._kernels.smba import duplicate_column_groups, merge_duplicate_rows
+from sparsefs._kernels.smba import merge_duplicate_rows
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
 
@@ -139,7 +140,7 @@ class RFS(SparseLinearSelector):
             )
         # exactly duplicated features: the mean of their rows keeps the optimum (the loss sees
         # their sum, the l2,1 penalty is convex) and gives them bit-identical rows and scores
-        groups = duplicate_column_groups(prep.X) if isinstance(prep.X, np.ndarray) else None
+        groups = duplicate_partition(prep.X) if isinstance(prep.X, np.ndarray) else None
         res_coef = merge_duplicate_rows(res.coef, groups)
         norms = row_norms(res_coef)
         nonzero = norms > ZERO_ROW * norms.max(initial=0.0)

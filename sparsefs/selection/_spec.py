@@ -6,7 +6,8 @@ from typing import ClassVar
 import numpy as np
 
 from sparsefs._kernels import spec as _kernel
-from sparsefs._kernels.graphs import complete_affinity, tie_duplicate_scores
+from sparsefs._kernels.columns import tie_duplicate_scores
+from sparsefs._kernels.graphs import complete_affinity
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,

@@ -713,7 +713,7 @@ def _group_counts(X, supports: np.ndarray) -> np.ndarray:
     """How many resamples selected each column - or, for exact copies of a column, any member
     of its group (copies are one feature to every method; a top-k base keeps only the first
     of two tied copies at its cut-off, which would leave the other at frequency 0)."""
-    from sparsefs._kernels.graphs import duplicate_column_groups
+    from sparsefs._kernels.columns import duplicate_column_groups
 
     counts = supports.sum(axis=0)
     first = duplicate_column_groups(X)

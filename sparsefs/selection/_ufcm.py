@@ -8,12 +8,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import ufcm as _kernel
-from sparsefs._kernels.graphs import (
-    degrees,
-    knn_affinity,
-    spectral_embedding,
-    tie_duplicate_scores,
-)
+from sparsefs._kernels.columns import tie_duplicate_scores
+from sparsefs._kernels.graphs import degrees, knn_affinity, spectral_embedding
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._sklearn_compat import Interval, StrOptions

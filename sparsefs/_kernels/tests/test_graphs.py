@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.neighbors import kneighbors_graph
 
-from sparsefs._kernels import graphs
+from sparsefs._kernels import columns, graphs
 
 
 def _reference_graph(X, k, weight="heat", bandwidth=None):
@@ -188,7 +188,7 @@ def test_duplicate_column_groups_match_pairwise_comparison(fmt):
     X[:, 6] = 0.0
     X[:, 5] = -0.0
     Xf = {"dense": X, "csr": sp.csr_array(X), "csc": sp.csc_array(X)}[fmt]
-    first = graphs.duplicate_column_groups(Xf)
+    first = columns.duplicate_column_groups(Xf)
     np.testing.assert_array_equal(first, _brute_force_first_copy(X))
     assert first[4] == first[7] == 1 and first[6] == 5 and first[8] == 8
 
@@ -198,10 +198,10 @@ def test_tie_duplicate_scores_averages_groups_and_leaves_singletons_exact():
     X = rng.normal(size=(10, 5))
     X[:, 3] = X[:, 0]
     scores = np.array([0.3, 0.7, 0.1, 0.3000000000000001, 0.9])
-    out = graphs.tie_duplicate_scores(X, scores)
+    out = columns.tie_duplicate_scores(X, scores)
     assert out[0] == out[3] == pytest.approx(0.3)
     np.testing.assert_array_equal(out[[1, 2, 4]], scores[[1, 2, 4]])
-    np.testing.assert_array_equal(graphs.tie_duplicate_scores(X[:, :3], scores[:3]), scores[:3])
+    np.testing.assert_array_equal(columns.tie_duplicate_scores(X[:, :3], scores[:3]), scores[:3])
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "float32"])
@@ -222,12 +222,12 @@ def test_duplicate_groups_prefilter_equals_the_exact_comparison(fmt):
         X = X.astype(np.float32)
     if fmt in ("csr", "csc"):
         X = sp.csr_array(X) if fmt == "csr" else sp.csc_array(X)
-        assert X.nnz > graphs._DUPLICATE_EXACT_SIZE
-        expected = graphs._sparse_exact_groups(X)
+        assert X.nnz > columns._DUPLICATE_EXACT_SIZE
+        expected = columns._sparse_exact_groups(X)
     else:
-        assert X.size > graphs._DUPLICATE_EXACT_SIZE
-        expected = graphs._exact_groups(X)
-    got = graphs.duplicate_column_groups(X)
+        assert X.size > columns._DUPLICATE_EXACT_SIZE
+        expected = columns._exact_groups(X)
+    got = columns.duplicate_column_groups(X)
     np.testing.assert_array_equal(got, expected)
     assert got[10] == got[400] == 5 and got[11] == 11 and got[13] == 12
 

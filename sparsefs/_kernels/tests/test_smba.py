@@ -12,6 +12,7 @@ import pytest
 from sklearn.linear_model import Lasso
 
 from sparsefs._kernels import smba as K
+from sparsefs._kernels.columns import duplicate_partition
 
 VARIANTS = [(q, affine) for q in (1, 2) for affine in (False, True)]
 
@@ -501,15 +502,15 @@ def test_duplicate_groups_and_merge_keep_the_loss_and_lower_the_penalty():
     X[:, 4] = X[:, 1]
     X[:, 6] = X[:, 1]
     X[:, 7] = X[:, 2]
-    inverse, counts = K.duplicate_column_groups(X)
+    inverse, counts = duplicate_partition(X)
     assert inverse[1] == inverse[4] == inverse[6] and inverse[2] == inverse[7]
     assert len(set(inverse.tolist())) == 5 and counts.sum() == 8
     Y = X.copy()
     Y[0, 7] = np.nextafter(Y[0, 7], np.inf)
-    inv_y, _ = K.duplicate_column_groups(Y)
+    inv_y, _ = duplicate_partition(Y)
     assert inv_y[2] != inv_y[7]
-    assert K.duplicate_column_groups(rng.standard_normal((6, 8))) is None
-    inv_z, counts_z = K.duplicate_column_groups(np.array([[0.0, -0.0], [1.0, 1.0]]))
+    assert duplicate_partition(rng.standard_normal((6, 8))) is None
+    inv_z, counts_z = duplicate_partition(np.array([[0.0, -0.0], [1.0, 1.0]]))
     assert inv_z[0] == inv_z[1] and counts_z.tolist() == [2]
     C = rng.standard_normal((8, 8))
     Cm = K.merge_duplicate_rows(C, (inverse, counts))
