@@ -645,7 +645,9 @@ def prox_grad_working_set(
     active = np.flatnonzero(row_norms(W) > 0)
     size = max(initial_size, 2 * active.size)
     while True:
-        value, dZ = datafit.value_grad(X @ W + b, Y)
+        # X W from the nonzero rows only (the others add exact zeros): one full pass, X^T dZ
+        Z = X[:, active] @ W[active] if active.size < d else X @ W
+        value, dZ = datafit.value_grad(Z + b, Y)
         G = X.T @ dZ
         viol = penalty.row_violation(W, G, lam)
         b_viol = float(np.abs(dZ.sum(axis=0)).max()) if fit_intercept else 0.0
@@ -670,10 +672,8 @@ def prox_grad_working_set(
         b = bs
         active = np.flatnonzero(row_norms(W) > 0)
         size = max(2 * size, 2 * active.size)
-    value, dZ = datafit.value_grad(X @ W + b, Y)
-    G = X.T @ dZ
-    kkt = max(penalty.row_violation(W, G, lam).max(initial=0.0),
-              float(np.abs(dZ.sum(axis=0)).max()) if fit_intercept else 0.0)
+    # the loop stops right after evaluating the gradient and the KKT residual at (W, b)
+    kkt = worst
     if not history:
         history.append(value + penalty.value(W, lam))
     return ProxGradResult(W, b, G, n_iter, converged, np.asarray(history), kkt / max(scale, 1e-300))
