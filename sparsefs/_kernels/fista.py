@@ -131,6 +131,34 @@ def _multinomial_value(Z, Y):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _penalty_kkt(W, G, dZ, lam, rho):  # pragma: no cover - compiled
+    """The elastic-net penalty of W (m x K) and the largest KKT residual of the problem
+    (``ElasticNetPenalty.value`` / ``row_violation``, and the intercept's ``|1^T dZ|``), from
+    the gradient G (K x m) and dZ (K x n)."""
+    m, c = W.shape
+    l1 = 0.0
+    l2 = 0.0
+    worst = 0.0
+    for j in range(m):
+        for k in range(c):
+            w = W[j, k]
+            g = G[k, j]
+            l1 += abs(w)
+            l2 += w * w
+            if w != 0.0:
+                r = abs(g + lam * (1 - rho) * w + lam * rho * (1.0 if w > 0.0 else -1.0))
+            else:
+                r = max(abs(g) - lam * rho, 0.0)
+            worst = max(worst, r)
+    for k in range(c):
+        s = 0.0
+        for i in range(dZ.shape[1]):
+            s += dZ[k, i]
+        worst = max(worst, abs(s))
+    return lam * (rho * l1 + 0.5 * (1 - rho) * l2), worst
+
+
+@numba.njit(cache=True, nogil=True)
 def fista_multinomial_enet(X, Xt, Y, W, b, lam, rho, step, max_iter, tol_abs, check_every,
                            history, work):  # pragma: no cover - compiled
     """FISTA with adaptive restart on a dense working set (intercept fitted); updates ``W``
@@ -214,28 +242,9 @@ def fista_multinomial_enet(X, Xt, Y, W, b, lam, rho, step, max_iter, tol_abs, ch
             value = _multinomial_value(Z, Y)
             _softmax_grad(Z, Y, dZ)
             _gradient(X, dZ, G)
-            # objective and KKT residual (ElasticNetPenalty.value / row_violation)
-            l1 = 0.0
-            l2 = 0.0
-            worst = 0.0
-            for j in range(m):
-                for k in range(c):
-                    w = W[j, k]
-                    g = G[k, j]
-                    l1 += abs(w)
-                    l2 += w * w
-                    if w != 0.0:
-                        r = abs(g + lam * (1 - rho) * w + lam * rho * (1.0 if w > 0.0 else -1.0))
-                    else:
-                        r = max(abs(g) - lam * rho, 0.0)
-                    worst = max(worst, r)
-            history[n_hist] = value + lam * (rho * l1 + 0.5 * (1 - rho) * l2)
+            penalty, worst = _penalty_kkt(W, G, dZ, lam, rho)
+            history[n_hist] = value + penalty
             n_hist += 1
-            for k in range(c):
-                s = 0.0
-                for i in range(n):
-                    s += dZ[k, i]
-                worst = max(worst, abs(s))
             if worst <= tol_abs:
                 converged = True
                 break
