@@ -1,12 +1,16 @@
 """Benchmark: the per-iteration Python overhead of the lasso's solver (issue #33).
 
-``LassoSelector(n_features_to_select=20).fit`` (the multinomial lasso path to 20 features,
+``LassoSelector(n_features_to_select=k).fit`` (the multinomial lasso path to k features,
 proximal gradient on working sets, ``sparsefs._kernels.l21``) on
 
-* the embedded default data (``load_default()``, 178 x 500, 3 classes: what ``sparsefs
-  demo`` / ``compare`` fit);
-* a planted design, 200 x 2000, 3 classes, 20 informative features;
-* ALLAML (72 x 7129, 2 classes; from ``$SPARSEFS_DATA``, skipped when absent).
+* the embedded default data (``load_default()``, 178 x 500, 3 classes, k = 20: what
+  ``sparsefs demo`` fits);
+* one training fold of it as ``sparsefs compare`` fits it by default (the z-scored data, the
+  first of 5 stratified folds, 142 x 500, ``rank`` mode: k = 80; as
+  ``benchmarks/bench_method_costs.py``);
+* a planted design, 200 x 2000, 3 classes, 20 informative features, k = 20;
+* ALLAML (72 x 7129, 2 classes, k = 20 and the compare fold's k = 80 on a training fold,
+  57 x 7129; from ``$SPARSEFS_DATA``, skipped when absent).
 
 Two FISTA loops are timed in the same run, alternating fit by fit: the compiled kernel (the
 default, ``sparsefs._kernels.fista``) and the numpy loop it replaced (``engine="numpy"``,
@@ -108,21 +112,21 @@ def same_fit(a, b) -> bool:
             and close(a.scores_, b.scores_) and close(a.coef_, b.coef_))
 
 
-def measure(name, X, y, repeat):
+def measure(name, X, y, k, repeat):
     n_classes = int(np.unique(y).size)
     fits, times, loops = {}, {e: [] for e in ENGINES}, {}
     for engine in ENGINES:  # warm-up (compilation), then the counted fit
         with Loop(engine):
-            LassoSelector(n_features_to_select=20).fit(X, y)
+            LassoSelector(n_features_to_select=k).fit(X, y)
         with Loop(engine) as loop:
-            fits[engine] = LassoSelector(n_features_to_select=20).fit(X, y)
+            fits[engine] = LassoSelector(n_features_to_select=k).fit(X, y)
         loops[engine] = loop
     mon = LoadMonitor().start()
     for _ in range(repeat):  # alternating, so both see the same load
         for engine in ENGINES:
             with Loop(engine):
                 t0 = time.perf_counter()
-                LassoSelector(n_features_to_select=20).fit(X, y)
+                LassoSelector(n_features_to_select=k).fit(X, y)
                 times[engine].append(time.perf_counter() - t0)
     fl = mon.stop().get("fl")
     rows = []
@@ -131,7 +135,7 @@ def measure(name, X, y, repeat):
         loop = loops[engine]
         fixed = fixed_cost(n_classes, engine)
         rows.append({
-            "data": name, "loop": engine, "fit_s": fit_s, "iterations": loop.iterations,
+            "data": name, "k": k, "loop": engine, "fit_s": fit_s, "iterations": loop.iterations,
             "loop_s": loop.seconds, "us_per_iter": loop.seconds / max(loop.iterations, 1) * 1e6,
             "gflops": loop.flops / max(loop.seconds, 1e-12) / 1e9, "fixed_us": fixed * 1e6,
             "overhead_share": fixed * loop.iterations / fit_s, "target": TARGET,
@@ -145,6 +149,16 @@ def measure(name, X, y, repeat):
     return rows, same
 
 
+def compare_fold(X, y):
+    """The first training fold of ``compare``'s default protocol on z-scored X."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    y = np.unique(y, return_inverse=True)[1]
+    train, _ = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    return X[train], y[train]
+
+
 def main() -> int:
     args = bench_parser("lasso per-iteration overhead", default_repeat=5).parse_args()
     run = BenchRun("lasso_overhead", args)
@@ -152,20 +166,23 @@ def main() -> int:
     default = load_default()
     planted = make_planted_classification(n_samples=200, n_features=1000 if args.quick else 2000,
                                           n_informative=20, n_classes=3, random_state=0)
-    sets = [("embedded 178x500", default.X, default.y),
-            (f"planted {planted.X.shape[0]}x{planted.X.shape[1]}", planted.X, planted.y)]
+    sets = [("embedded 178x500", default.X, default.y, 20),
+            ("compare fold 142x500", *compare_fold(default.X, default.y), 80),
+            (f"planted {planted.X.shape[0]}x{planted.X.shape[1]}", planted.X, planted.y, 20)]
     allaml = Path(os.environ.get("SPARSEFS_DATA", "")) / "ALLAML.mat"
     if not args.quick and os.environ.get("SPARSEFS_DATA") and allaml.is_file():
         data = load(allaml)
-        sets.append(("ALLAML 72x7129", np.asarray(data.X, dtype=float), data.y))
+        X, y = np.asarray(data.X, dtype=float), data.y
+        sets.append(("ALLAML 72x7129", X, y, 20))
+        sets.append(("ALLAML fold 57x7129", *compare_fold(X, y), 80))
     rows, ok = [], True
-    for name, X, y in sets:
-        r, same = measure(name, X, y, repeat)
+    for name, X, y, k in sets:
+        r, same = measure(name, X, y, k, repeat)
         rows += r
         ok &= same and bool(r[0]["met"])
-    print_table(rows, ["data", "loop", "fit_s", "iterations", "loop_s", "us_per_iter", "gflops",
-                       "fixed_us", "overhead_share", "target", "met", "speedup", "same_result",
-                       "fl"])
+    print_table(rows, ["data", "k", "loop", "fit_s", "iterations", "loop_s", "us_per_iter",
+                       "gflops", "fixed_us", "overhead_share", "target", "met", "speedup",
+                       "same_result", "fl"])
     emit_json(run.finish({"results": rows, "targets_met": ok}), out=args.out)
     return 0 if ok else 1
 

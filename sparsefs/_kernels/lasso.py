@@ -26,9 +26,9 @@ from sparsefs._kernels.elastic_net import ElasticNetPenalty
 from sparsefs._kernels.l21 import (
     Multinomial,
     ProxGradResult,
+    nonzero_rows,
     path_to_n_nonzero,
     prox_grad_working_set,
-    row_norms,
 )
 
 __all__ = ["LassoFit", "elastic_net_logistic", "lambda_max", "lasso_to_n_features"]
@@ -52,7 +52,7 @@ class LassoFit:
 
     @property
     def n_nonzero(self) -> int:
-        return int((row_norms(self.result.coef) > 0).sum())
+        return int(np.count_nonzero(nonzero_rows(self.result.coef)))
 
 
 def elastic_net_logistic(
