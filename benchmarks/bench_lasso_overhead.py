@@ -1,135 +1,162 @@
 """Benchmark: the per-iteration Python overhead of the lasso's solver (issue #33).
 
-``LassoSelector(n_features_to_select=20).fit`` (the multinomial lasso path to 20 features,
+``LassoSelector(n_features_to_select=k).fit`` (the multinomial lasso path to k features,
 proximal gradient on working sets, ``sparsefs._kernels.l21``) on
 
-* the embedded default data (``load_default()``, 178 x 500, 3 classes: what ``sparsefs
-  demo`` / ``compare`` fit);
-* a planted design, 200 x 2000, 3 classes, 20 informative features.
+* the embedded default data (``load_default()``, 178 x 500, 3 classes, k = 20: what
+  ``sparsefs demo`` fits);
+* one training fold of it as ``sparsefs compare`` fits it by default (the z-scored data, the
+  first of 5 stratified folds, 142 x 500, ``rank`` mode: k = 80; as
+  ``benchmarks/bench_method_costs.py``);
+* a planted design, 200 x 2000, 3 classes, 20 informative features, k = 20;
+* ALLAML (72 x 7129, 2 classes, k = 20 and the compare fold's k = 80 on a training fold,
+  57 x 7129; from ``$SPARSEFS_DATA``, skipped when absent).
 
-The former data fit (``scipy.special.logsumexp`` inside ``Multinomial.value_grad``, which
-ran once per solver iteration, and the objective computed at every iteration) is timed
-beside in the same run, patched in, and the two fits are checked equal (same support,
-scores to 1e-9 relative; exit 1 otherwise). The solver loop itself is today's in both (the
-gradient alone per iteration, ndarray methods instead of the ``np.*`` wrappers): ``git
-stash`` the issue #33 change to time the whole former solver.
+Two FISTA loops are timed in the same run, alternating fit by fit: the compiled kernel (the
+default, ``sparsefs._kernels.fista``) and the numpy loop it replaced (``engine="numpy"``,
+patched in). The fits are checked equal: same support and penalty path, the same solver
+iteration count, scores and coefficients to 1e-9 relative (exit 1 otherwise).
 
-The overhead: the fixed cost of one solver iteration, measured as the time per iteration of
-the same FISTA loop on a 4 x 2 problem with the same number of classes (compute negligible,
-2000 iterations, never converging), times the number of data-fit evaluations of the fit
-(counted), over the fit's time. Target (issue #33): <= 10 % of a fit.
+Measured per loop:
 
-Run: ``python benchmarks/bench_lasso_overhead.py [--repeat N] [--quick]``.
+* ``fit_s``: the median fit time; ``speedup``: numpy's over the compiled one;
+* ``iterations``: FISTA iterations of the fit (all penalties and working sets); ``loop_s``:
+  time inside the loop (the kernel call with its argument copies / the numpy loop),
+  ``us_per_iter`` = loop_s / iterations, and ``gflops``: the loop's arithmetic rate, counting
+  the two passes over the working set per iteration (``4 n |ws| K`` flops, the bound of the
+  loop: X W and X^T dZ) - how far the loop is from its flops;
+* ``fixed_us``: the fixed cost of one iteration, the time per iteration of the same loop on a
+  4 x 2 problem with the same number of classes (compute negligible, 2000 iterations, never
+  converging); ``overhead_share`` = fixed_us * iterations / fit_s, the share of the fit that
+  is per-iteration overhead. Target (issue #33): <= 10 % of a fit.
+
+Run: ``python benchmarks/bench_lasso_overhead.py [--repeat N] [--quick]`` (``--quick``: the
+planted design at 200 x 1000, no ALLAML).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from scipy.special import logsumexp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import BenchRun, bench_parser, emit_json, print_table, repeat_for, time_call
+from _bench import BenchRun, LoadMonitor, bench_parser, emit_json, print_table, repeat_for
 
 from sparsefs._kernels import l21
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
-from sparsefs.datasets import load_default, make_planted_classification
+from sparsefs.datasets import load, load_default, make_planted_classification
 from sparsefs.selection import LassoSelector
 
 TARGET = 0.10
+ENGINES = ("compiled", "numpy")
+FISTA = l21._fista
 
 
-def former_value_grad(self, Z, Y):
-    """The data fit before issue #33 (scipy's logsumexp, then a second exp)."""
-    n = Y.shape[0]
-    lse = logsumexp(Z, axis=1)
-    value = float(np.sum(lse) - np.sum(Z * Y)) / n
-    P = np.exp(Z - lse[:, None])
-    return value, (P - Y) / n
+class Loop:
+    """``l21._fista`` with one engine, counting iterations, time and flops inside the block."""
 
+    def __init__(self, engine):
+        self.engine = engine
+        self.iterations = 0
+        self.seconds = 0.0
+        self.flops = 0.0
 
-class Counting:
-    """Counts the data-fit evaluations of a fit."""
-
-    def __init__(self, fn):
-        self.fn, self.calls = fn, 0
-
-
-def _patched(value_grad, counter=None):
-    """(value_grad, grad) for Multinomial from a value_grad function, counted."""
-    def vg(self, Z, Y):
-        if counter is not None:
-            counter.calls += 1
-        return value_grad(self, Z, Y)
-
-    def grad(self, Z, Y):
-        if counter is not None:
-            counter.calls += 1
-        return value_grad(self, Z, Y)[1] if value_grad is former_value_grad else \
-            NOW_GRAD(self, Z, Y)
-    return vg, grad
-
-
-NOW_VALUE_GRAD = l21.Multinomial.value_grad
-NOW_GRAD = l21.Multinomial.grad
-
-
-class Patch:
-    """Multinomial's data fit replaced (and its evaluations counted) inside the block."""
-
-    def __init__(self, value_grad, counter=None):
-        self.vg, self.grad = _patched(value_grad, counter)
+    def _fista(self, X, Y, *args, **kwargs):
+        kwargs["engine"] = self.engine
+        t0 = time.perf_counter()
+        out = FISTA(X, Y, *args, **kwargs)
+        self.seconds += time.perf_counter() - t0
+        self.iterations += out[2]
+        self.flops += 4.0 * X.shape[0] * X.shape[1] * Y.shape[1] * out[2]
+        return out
 
     def __enter__(self):
-        l21.Multinomial.value_grad, l21.Multinomial.grad = self.vg, self.grad
+        l21._fista = self._fista
+        return self
 
     def __exit__(self, *exc):
-        l21.Multinomial.value_grad, l21.Multinomial.grad = NOW_VALUE_GRAD, NOW_GRAD
+        l21._fista = FISTA
 
 
-def iteration_cost(n_classes: int, value_grad) -> float:
-    """Seconds per FISTA iteration on a 4 x 2 problem: the fixed (Python) cost."""
+def fixed_cost(n_classes: int, engine: str, n_iter: int = 2000) -> float:
+    """Seconds per FISTA iteration on a 4 x 2 problem: the fixed cost of one iteration."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((4, 2))
     Y = np.eye(n_classes)[rng.integers(0, n_classes, 4)]
-    with Patch(value_grad):
-        penalty = ElasticNetPenalty(1.0)  # the lasso's penalty
-        datafit = l21.Multinomial()
-        W, b = np.zeros((2, n_classes)), np.zeros(n_classes)
-        n_iter = 2000
+    W, b = np.zeros((2, n_classes)), np.zeros(n_classes)
+    run = functools.partial(FISTA, X, Y, l21.Multinomial(), ElasticNetPenalty(1.0), 1e-12, W, b,
+                            fit_intercept=True, max_iter=n_iter, tol_abs=-1.0, engine=engine)
+    run(history=[])  # compiled on first use
+    best = np.inf
+    for _ in range(3):
         t0 = time.perf_counter()
-        l21._fista(X, Y, datafit, penalty, 1e-12, W, b, fit_intercept=True,
-                   max_iter=n_iter, tol_abs=-1.0, history=[])
-        return (time.perf_counter() - t0) / n_iter
+        _, _, it, _ = run(history=[])
+        best = min(best, (time.perf_counter() - t0) / it)
+    return best
 
 
-def measure(name, X, y, repeat):
-    rows, fits = [], {}
+def same_fit(a, b) -> bool:
+    def close(u, v):
+        u, v = np.nan_to_num(u), np.nan_to_num(v)
+        return bool(np.allclose(u, v, rtol=1e-9, atol=1e-12 * max(np.abs(u).max(), 1e-300)))
+
+    return (bool(np.array_equal(a.support_, b.support_))
+            and bool(np.array_equal(a.alphas_, b.alphas_))
+            and bool(np.array_equal(a.n_nonzero_path_, b.n_nonzero_path_))
+            and a.n_iter_ == b.n_iter_
+            and close(a.scores_, b.scores_) and close(a.coef_, b.coef_))
+
+
+def measure(name, X, y, k, repeat):
     n_classes = int(np.unique(y).size)
-    for variant, vg in (("now", NOW_VALUE_GRAD), ("former", former_value_grad)):
-        counter = Counting(vg)
-        with Patch(vg, counter):
-            fits[variant] = LassoSelector(n_features_to_select=20).fit(X, y)
-            calls = counter.calls
-        with Patch(vg):
-            t = time_call(lambda: LassoSelector(n_features_to_select=20).fit(X, y),
-                          repeat=repeat, warmup=0, name=f"{name}:{variant}")
-        per_iter = iteration_cost(n_classes, vg)
-        share = per_iter * calls / t.median
-        rows.append({"data": name, "solver": variant, "fit_s": t.median,
-                     "evaluations": calls, "per_iteration_us": per_iter * 1e6,
-                     "overhead_share": share, "target": TARGET,
-                     "met": bool(share <= TARGET) if variant == "now" else None,
-                     "fl": t.fl})
-    a, b = fits["now"], fits["former"]
-    same = bool(np.array_equal(a.support_, b.support_)) and bool(np.allclose(
-        np.nan_to_num(a.scores_), np.nan_to_num(b.scores_), rtol=1e-9, atol=0))
+    fits, times, loops = {}, {e: [] for e in ENGINES}, {}
+    for engine in ENGINES:  # warm-up (compilation), then the counted fit
+        with Loop(engine):
+            LassoSelector(n_features_to_select=k).fit(X, y)
+        with Loop(engine) as loop:
+            fits[engine] = LassoSelector(n_features_to_select=k).fit(X, y)
+        loops[engine] = loop
+    mon = LoadMonitor().start()
+    for _ in range(repeat):  # alternating, so both see the same load
+        for engine in ENGINES:
+            with Loop(engine):
+                t0 = time.perf_counter()
+                LassoSelector(n_features_to_select=k).fit(X, y)
+                times[engine].append(time.perf_counter() - t0)
+    fl = mon.stop().get("fl")
+    rows = []
+    for engine in ENGINES:
+        fit_s = float(np.median(times[engine]))
+        loop = loops[engine]
+        fixed = fixed_cost(n_classes, engine)
+        rows.append({
+            "data": name, "k": k, "loop": engine, "fit_s": fit_s, "iterations": loop.iterations,
+            "loop_s": loop.seconds, "us_per_iter": loop.seconds / max(loop.iterations, 1) * 1e6,
+            "gflops": loop.flops / max(loop.seconds, 1e-12) / 1e9, "fixed_us": fixed * 1e6,
+            "overhead_share": fixed * loop.iterations / fit_s, "target": TARGET,
+            "met": bool(fixed * loop.iterations / fit_s <= TARGET) if engine == "compiled"
+            else None,
+            "fl": fl,
+        })
+    same = same_fit(fits["compiled"], fits["numpy"])
     rows[0]["speedup"] = rows[1]["fit_s"] / rows[0]["fit_s"]
     rows[0]["same_result"] = same
     return rows, same
+
+
+def compare_fold(X, y):
+    """The first training fold of ``compare``'s default protocol on z-scored X."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    y = np.unique(y, return_inverse=True)[1]
+    train, _ = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    return X[train], y[train]
 
 
 def main() -> int:
@@ -139,15 +166,23 @@ def main() -> int:
     default = load_default()
     planted = make_planted_classification(n_samples=200, n_features=1000 if args.quick else 2000,
                                           n_informative=20, n_classes=3, random_state=0)
+    sets = [("embedded 178x500", default.X, default.y, 20),
+            ("compare fold 142x500", *compare_fold(default.X, default.y), 80),
+            (f"planted {planted.X.shape[0]}x{planted.X.shape[1]}", planted.X, planted.y, 20)]
+    allaml = Path(os.environ.get("SPARSEFS_DATA", "")) / "ALLAML.mat"
+    if not args.quick and os.environ.get("SPARSEFS_DATA") and allaml.is_file():
+        data = load(allaml)
+        X, y = np.asarray(data.X, dtype=float), data.y
+        sets.append(("ALLAML 72x7129", X, y, 20))
+        sets.append(("ALLAML fold 57x7129", *compare_fold(X, y), 80))
     rows, ok = [], True
-    for name, X, y in (("embedded 178x500", default.X, default.y),
-                       (f"planted {planted.X.shape[0]}x{planted.X.shape[1]}", planted.X,
-                        planted.y)):
-        r, same = measure(name, X, y, repeat)
+    for name, X, y, k in sets:
+        r, same = measure(name, X, y, k, repeat)
         rows += r
         ok &= same and bool(r[0]["met"])
-    print_table(rows, ["data", "solver", "fit_s", "evaluations", "per_iteration_us",
-                       "overhead_share", "target", "met", "speedup", "same_result", "fl"])
+    print_table(rows, ["data", "k", "loop", "fit_s", "iterations", "loop_s", "us_per_iter",
+                       "gflops", "fixed_us", "overhead_share", "target", "met", "speedup",
+                       "same_result", "fl"])
     emit_json(run.finish({"results": rows, "targets_met": ok}), out=args.out)
     return 0 if ok else 1
 

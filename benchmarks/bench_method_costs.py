@@ -25,7 +25,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import warnings
 
 import numpy as np
-from _bench import BenchRun, bench_parser, emit_json, print_table
+from _bench import BenchRun, bench_parser, emit_json, print_table, repeat_for
 
 from sparsefs.datasets import load_default
 from sparsefs.harness import MethodSpec
@@ -85,7 +85,7 @@ def main() -> int:
     X, y = _fold()
     assert X.shape[0] * X.shape[1] == REFERENCE_SIZE, X.shape
     stems = args.methods.split(",") if args.methods else [m.stem for m in list_methods()]
-    repeat = 1 if args.quick else args.repeat
+    repeat = 1 if args.quick else repeat_for(args)
     rows = []
     for info in list_methods():
         if info.stem not in stems:

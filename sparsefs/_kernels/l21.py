@@ -37,6 +37,10 @@ import scipy.linalg as la
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from sparsefs._kernels import fista as _fista_kernel
+from sparsefs._kernels import threads as _threads
+from sparsefs._kernels.elastic_net import ElasticNetPenalty
+
 __all__ = [
     "CenteredSparse",
     "GroupL21Penalty",
@@ -49,6 +53,7 @@ __all__ = [
     "irls_l21_step",
     "l21_norm",
     "lipschitz_bound",
+    "nonzero_rows",
     "path_to_n_nonzero",
     "prepare_design",
     "prox_grad_working_set",
@@ -73,6 +78,19 @@ def row_norms(W: np.ndarray) -> np.ndarray:
     nz = scale > 0
     out[nz] = scale[nz] * np.sqrt(np.einsum("ij,ij->i", W[nz] / scale[nz, None],
                                             W[nz] / scale[nz, None]))
+    return out
+
+
+def nonzero_rows(W: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows of a 2-D array with a nonzero entry (``row_norms(W) > 0``),
+    column by column: a reduction over a short last axis costs numpy ~10x more per entry,
+    and the solvers ask this of a d x K coefficient matrix at every working set."""
+    W = np.asarray(W)
+    if W.ndim == 1:
+        return W != 0
+    out = np.zeros(W.shape[0], dtype=bool)
+    for k in range(W.shape[1]):
+        out |= W[:, k] != 0
     return out
 
 
@@ -471,9 +489,72 @@ class ProxGradResult:
     kkt: float
 
 
+#: the FISTA loops: "auto" (the compiled kernel where it applies, see :func:`_fista`),
+#: "compiled" (that kernel; an error where it does not apply), "numpy" (the reference loop)
+FISTA_ENGINES = ("auto", "compiled", "numpy")
+
+
+def _compiled_applies(X, datafit, penalty, n_outputs: int, fit_intercept: bool,
+                      engine: str) -> bool:
+    """Whether :func:`_fista` runs the compiled loop for this working set."""
+    if engine not in FISTA_ENGINES:
+        raise ValueError(f"engine must be one of {FISTA_ENGINES}, got {engine!r}.")
+    if engine == "numpy":
+        return False
+    known = (isinstance(X, np.ndarray) and type(datafit) is Multinomial
+             and type(penalty) is ElasticNetPenalty and fit_intercept)
+    if engine == "compiled":
+        if not known:
+            raise ValueError("the compiled FISTA loop takes a dense design, the Multinomial "
+                             "data fit, the elastic-net penalty and an intercept.")
+        return True
+    if not known:
+        return False
+    # products big enough for threaded BLAS (threads.plan's rule) keep numpy's loop when the
+    # plan in force gives BLAS more than one thread: the compiled loop runs on one
+    flops = 2.0 * X.shape[0] * X.shape[1] * n_outputs
+    if flops >= _threads.MIN_BLAS_FLOPS:
+        plan = _threads.current_plan()
+        blas = _threads.available_cpus() if plan is None else plan.blas
+        return blas <= 1
+    return True
+
+
 def _fista(X, Y, datafit, penalty, lam, W, b, *, fit_intercept, max_iter, tol_abs, history,
-           check_every=10):
-    """FISTA with adaptive restart on the columns of X; returns (W, b, n_iter, converged)."""
+           check_every=10, engine="auto"):
+    """FISTA with adaptive restart on the columns of X; returns (W, b, n_iter, converged).
+
+    ``engine="auto"`` runs the whole loop as one compiled kernel
+    (:func:`sparsefs._kernels.fista.fista_multinomial_enet`: a dense X, the multinomial loss,
+    the elastic-net penalty, an intercept: the lasso and elastic-net selectors) unless one
+    product of the loop is large enough for threaded BLAS
+    (:data:`sparsefs._kernels.threads.MIN_BLAS_FLOPS`) and the thread plan gives BLAS more
+    than one thread. Otherwise, and with ``engine="numpy"``, the numpy loop
+    (:func:`_fista_numpy`, the reference: the same iterates to rounding).
+    """
+    if not _compiled_applies(X, datafit, penalty, Y.shape[1], fit_intercept, engine):
+        return _fista_numpy(X, Y, datafit, penalty, lam, W, b, fit_intercept=fit_intercept,
+                            max_iter=max_iter, tol_abs=tol_abs, history=history,
+                            check_every=check_every)
+    n, m = X.shape
+    c = Y.shape[1]
+    step = 1.0 / lipschitz_bound(X, datafit.curvature(n), fit_intercept)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    W = np.array(W, dtype=np.float64, order="C")  # updated in place by the kernel
+    b = np.array(b, dtype=np.float64)
+    hist = np.empty(max(int(max_iter), 0) // check_every + 1)
+    it, converged, n_hist = _fista_kernel.fista_multinomial_enet(
+        X, np.ascontiguousarray(X.T), np.ascontiguousarray(Y, dtype=np.float64), W, b,
+        float(lam), float(penalty.l1_ratio), float(step), int(max_iter), float(tol_abs),
+        int(check_every), hist, _fista_kernel.work_arrays(n, m, c))
+    history.extend(hist[:n_hist].tolist())
+    return W, b, int(it), bool(converged)
+
+
+def _fista_numpy(X, Y, datafit, penalty, lam, W, b, *, fit_intercept, max_iter, tol_abs,
+                 history, check_every=10):
+    """The FISTA loop in numpy (any design, data fit and penalty with this module's
+    interface): the reference for the compiled loop."""
     n = X.shape[0]
     L = lipschitz_bound(X, datafit.curvature(n), fit_intercept)
     step = 1.0 / L
@@ -527,6 +608,7 @@ def prox_grad_working_set(
     tol: float = 1e-4,
     scale: float = 1.0,
     initial_size: int = 16,
+    engine: str = "auto",
 ) -> ProxGradResult:
     r"""Minimise :math:`f(XW + 1b^\top) + \lambda\Omega(W)` by proximal gradient on working sets.
 
@@ -553,6 +635,9 @@ def prox_grad_working_set(
     scale : float, default=1.0
     initial_size : int, default=16
         Size of the first working set (beyond the warm start's nonzero rows).
+    engine : {"auto", "compiled", "numpy"}, default="auto"
+        The FISTA loop on each working set (:func:`_fista`): the compiled kernel, or the
+        numpy reference loop; they give the same iterates to rounding.
 
     Returns
     -------
@@ -571,10 +656,12 @@ def prox_grad_working_set(
     history: list[float] = []
     n_iter = 0
     converged = False
-    active = np.flatnonzero(row_norms(W) > 0)
+    active = np.flatnonzero(nonzero_rows(W))
     size = max(initial_size, 2 * active.size)
     while True:
-        value, dZ = datafit.value_grad(X @ W + b, Y)
+        # X W from the nonzero rows only (the others add exact zeros): one full pass, X^T dZ
+        Z = X[:, active] @ W[active] if active.size < d else X @ W
+        value, dZ = datafit.value_grad(Z + b, Y)
         G = X.T @ dZ
         viol = penalty.row_violation(W, G, lam)
         b_viol = float(np.abs(dZ.sum(axis=0)).max()) if fit_intercept else 0.0
@@ -585,24 +672,26 @@ def prox_grad_working_set(
         if n_iter >= max_iter:
             break
         # working set: current nonzero rows, then the worst violators, up to `size` rows
-        order = np.argsort(-viol, kind="stable")
-        candidates = order[viol[order] > tol_abs]
-        ws = np.union1d(active, candidates[: max(size - active.size, 1)])
+        # (the violators sorted alone, stably: the same order as sorting every row)
+        candidates = np.flatnonzero(viol > tol_abs)
+        candidates = candidates[np.argsort(-viol[candidates], kind="stable")]
+        in_ws = np.zeros(d, dtype=bool)
+        in_ws[active] = True
+        in_ws[candidates[: max(size - active.size, 1)]] = True
+        ws = np.flatnonzero(in_ws)
         Ws, bs, it, _ = _fista(
             X[:, ws], Y, datafit, penalty, lam, W[ws], b,
             fit_intercept=fit_intercept, max_iter=max_iter - n_iter, tol_abs=tol_abs,
-            history=history,
+            history=history, engine=engine,
         )
         n_iter += it
         W = np.zeros_like(W)
         W[ws] = Ws
         b = bs
-        active = np.flatnonzero(row_norms(W) > 0)
+        active = np.flatnonzero(nonzero_rows(W))
         size = max(2 * size, 2 * active.size)
-    value, dZ = datafit.value_grad(X @ W + b, Y)
-    G = X.T @ dZ
-    kkt = max(penalty.row_violation(W, G, lam).max(initial=0.0),
-              float(np.abs(dZ.sum(axis=0)).max()) if fit_intercept else 0.0)
+    # the loop stops right after evaluating the gradient and the KKT residual at (W, b)
+    kkt = worst
     if not history:
         history.append(value + penalty.value(W, lam))
     return ProxGradResult(W, b, G, n_iter, converged, np.asarray(history), kkt / max(scale, 1e-300))

@@ -26,9 +26,9 @@ from sparsefs._kernels.elastic_net import ElasticNetPenalty
 from sparsefs._kernels.l21 import (
     Multinomial,
     ProxGradResult,
+    nonzero_rows,
     path_to_n_nonzero,
     prox_grad_working_set,
-    row_norms,
 )
 
 __all__ = ["LassoFit", "elastic_net_logistic", "lambda_max", "lasso_to_n_features"]
@@ -52,7 +52,7 @@ class LassoFit:
 
     @property
     def n_nonzero(self) -> int:
-        return int((row_norms(self.result.coef) > 0).sum())
+        return int(np.count_nonzero(nonzero_rows(self.result.coef)))
 
 
 def elastic_net_logistic(
@@ -65,6 +65,7 @@ def elastic_net_logistic(
     warm: LassoFit | None = None,
     max_iter: int = 1000,
     tol: float = 1e-4,
+    engine: str = "auto",
 ) -> LassoFit:
     r"""Fit at penalty :math:`\lambda = \text{ratio} \cdot \lambda_{max}`.
 
@@ -82,6 +83,8 @@ def elastic_net_logistic(
         Warm start.
     max_iter, tol :
         Proximal-gradient iterations; KKT tolerance relative to :math:`\lambda_{max}`.
+    engine : {"auto", "compiled", "numpy"}, default="auto"
+        The FISTA loop (:func:`sparsefs._kernels.l21.prox_grad_working_set`).
     """
     if lam_max is None:
         lam_max = lambda_max(X, Y, l1_ratio)
@@ -100,7 +103,7 @@ def elastic_net_logistic(
         X, Y, datafit, penalty, lam,
         coef0=None if warm is None else warm.result.coef,
         intercept0=None if warm is None else warm.result.intercept,
-        max_iter=max_iter, tol=tol, scale=lam_max,
+        max_iter=max_iter, tol=tol, scale=lam_max, engine=engine,
     )
     return LassoFit(ratio, lam, res)
 
@@ -114,6 +117,7 @@ def lasso_to_n_features(
     max_iter: int = 1000,
     tol: float = 1e-4,
     min_ratio: float = 1e-4,
+    engine: str = "auto",
 ):
     """The largest penalty on the path with at least ``n_features`` nonzero rows.
 
@@ -127,7 +131,7 @@ def lasso_to_n_features(
 
     def fit_at(ratio, warm):
         fit = elastic_net_logistic(X, Y, ratio, l1_ratio=l1_ratio, lam_max=lam_max, warm=warm,
-                                   max_iter=max_iter, tol=tol)
+                                   max_iter=max_iter, tol=tol, engine=engine)
         return fit, fit.n_nonzero
 
     path = path_to_n_nonzero(fit_at, n_features, min_ratio=min_ratio)

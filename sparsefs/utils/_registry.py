@@ -476,7 +476,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         inputs=("dense", "sparse"),
         targets=("classification", "regression", "survival"),
         import_path="sparsefs.selection:LassoSelector",
-        fit_seconds=0.52,
+        fit_seconds=0.047,
         test_params=({"n_features_to_select": 2, "max_iter": 300},),
         outcome_params=({"n_features_to_select": 2}, {"ties": "efron"}),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
@@ -492,7 +492,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         inputs=("dense", "sparse"),
         targets=("classification", "regression", "survival"),
         import_path="sparsefs.selection:ElasticNetSelector",
-        fit_seconds=0.19,
+        fit_seconds=0.026,
         test_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3, "max_iter": 300},),
         outcome_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3},),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
@@ -638,7 +638,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "PFER bound, Nogueira stability index with CI",
         inputs=("dense", "sparse"),  # sparse when its estimator takes it (the default lasso does)
         import_path="sparsefs.selection:StabilitySelector",
-        fit_seconds=0.53,
+        fit_seconds=0.080,
         test_params=(
             {"estimator": EstimatorParam("sparsefs.selection:FisherScore",
                                          {"n_features_to_select": 0.75}),
