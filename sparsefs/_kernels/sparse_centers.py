@@ -693,10 +693,12 @@ def _l1_columns_numba(T, bounds, wint, total, sorted_runs, med, mu, dev, corr, i
         mu[i] = centre
 
 
-#: Classes of at most this many samples are sorted by a comparator network applied to
-#: row-major tiles, many features at once (:func:`_l1_rows_chunk`); larger ones take the
-#: transposed path (numpy sort or partition per feature).
-_NETWORK_MAX_CLASS_SIZE = 160
+#: When no class has more than this many samples, the classes are sorted by comparator
+#: networks applied to row-major tiles, many features at once (:func:`_l1_rows_chunk`); else
+#: the transposed path (numpy's SIMD sort or partition per feature) runs. Measured (1 thread,
+#: 3 classes, ~4e6 values): the networks are 1.5x faster at 20-40 samples per class, 1.27x at
+#: 67, even at ~90, slower above (their comparator count grows as n log^2 n).
+_NETWORK_MAX_CLASS_SIZE = 90
 #: Feature columns per tile of :func:`_l1_rows_chunk` (each comparator is one vectorised pass
 #: over a tile row; a 67-sample class of a 64-column tile is 34 KiB and stays in L1).
 _NETWORK_TILE = 64
@@ -730,8 +732,8 @@ def _merge_exchange_pairs(n: int) -> np.ndarray:
 
 @njit(nogil=True, cache=True)
 def _l1_rows_chunk(X, order, c0, c1, tile, bounds, pairs, pair_ptr, wint, total, R, lohi,
-                   acc, cnt, iwork, med, mu, dev, corr, weight, gains, spread, ok,
-                   maxabs):  # pragma: no cover - compiled
+                   acc, cnt, iwork, med, mu, dev, corr, weight, gains, spread, ok, maxabs,
+                   stages=5):  # pragma: no cover - compiled
     """The statistics of :func:`_l1_columns_numba` (sorted runs) for columns ``c0:c1`` of
     dense ``X``, computed on row-major tiles, ``tile`` features at a time.
 
@@ -748,6 +750,9 @@ def _l1_rows_chunk(X, order, c0, c1, tile, bounds, pairs, pair_ptr, wint, total,
     the same sorted runs, so the results are the same bit for bit. Writes columns ``c0:c1``
     of ``med``, ``mu``, ``dev`` and ``corr``, then of ``gains``, ``spread``, ``ok`` and
     ``maxabs`` (:func:`_l1_finish_columns`, class weights ``weight``).
+
+    ``stages`` < 5 stops each tile early, for profiling (benchmarks/bench_l1_medians.py): 1
+    gather only, 2 + sort, 3 + medians, 4 + dispersions and counts (outputs incomplete).
 
     Work space: ``R`` float64 (n, >= c1 - c0); ``lohi`` (2, tile), ``acc`` (4, tile)
     float64; ``cnt`` (2 C, tile) and ``iwork`` (3, C) int64.
@@ -767,6 +772,8 @@ def _l1_rows_chunk(X, order, c0, c1, tile, bounds, pairs, pair_ptr, wint, total,
             row[i] = src[c0 + i]
     for o in range(0, wc, tile):
         w = min(tile, wc - o)
+        if stages < 2:
+            continue
         for c in range(C):  # sort every column of each class run: the network, row-wise
             s = bounds[c]
             for k in range(pair_ptr[c], pair_ptr[c + 1]):
@@ -777,6 +784,8 @@ def _l1_rows_chunk(X, order, c0, c1, tile, bounds, pairs, pair_ptr, wint, total,
                     b = rj[i]
                     ri[i] = a if a < b else b
                     rj[i] = b if a < b else a
+        if stages < 3:
+            continue
         for i in range(w):
             lo[i] = np.inf
             hi[i] = -np.inf
@@ -795,6 +804,8 @@ def _l1_rows_chunk(X, order, c0, c1, tile, bounds, pairs, pair_ptr, wint, total,
                     med[c, c0 + o + i] = (r_low[i] + r_up[i]) / 2
                     lo[i] = min(lo[i], r_low[i])
                     hi[i] = max(hi[i], r_up[i])
+        if stages < 4:
+            continue
         for c in range(C):  # dispersions and the counts below lo / up to hi, row by row
             s = bounds[c]
             e = bounds[c + 1]
@@ -830,6 +841,8 @@ def _l1_rows_chunk(X, order, c0, c1, tile, bounds, pairs, pair_ptr, wint, total,
                     upto[i] += np.int64(x <= hi[i])
             for i in range(w):
                 dev[c, c0 + o + i] = (acc[0, i] + acc[1, i]) + (acc[2, i] + acc[3, i])
+        if stages < 5:
+            continue
         for i in range(w):  # the shared weighted median and the gain terms, per feature
             cum = wint[0] * 0
             for c in range(C):
@@ -873,7 +886,8 @@ def _l1_rows_chunk(X, order, c0, c1, tile, bounds, pairs, pair_ptr, wint, total,
                     a_ += abs(R[j, o + i] - centre) - abs(R[j, o + i] - m_)
                 corr[c, c0 + o + i] = a_
             mu[c0 + o + i] = centre
-    _l1_finish_columns(med, mu, dev, corr, weight, n, c0, c1, gains, spread, ok, maxabs)
+    if stages >= 5:
+        _l1_finish_columns(med, mu, dev, corr, weight, n, c0, c1, gains, spread, ok, maxabs)
 
 
 @njit(nogil=True, cache=True)
