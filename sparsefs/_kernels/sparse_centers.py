@@ -24,7 +24,9 @@ Kernels
     class means by one product with the (sparse) class-indicator matrix, for dense or
     CSR/CSC input, then the l2 shared center and gains (closed forms).
 :func:`l1_centers`
-    class medians on column blocks gathered in class order and transposed (each feature's
+    small classes: class runs sorted by comparator networks on row-major tiles, many features
+    per vector instruction (:func:`_l1_rows_chunk`); otherwise class medians on column blocks
+    gathered in class order and transposed (each feature's
     values contiguous), each class run sorted (small classes) or partitioned at its middle
     (``np.sort`` / ``np.partition``, numpy's SIMD code), on a thread pool; in the same block a
     compiled (numba) pass per feature finds the weighted median of all samples (the shared
@@ -1014,16 +1016,23 @@ def l1_centers(
     2**53; then weights are rounded to a relative 1e-12 (only the choice of center inside a
     near-tied interval can change; the gain is unaffected).
 
-    Algorithm (performance-notes sections 2 and 10): one column block at a time (at least 63
-    columns, ~2 MiB; memory is a few blocks per thread, whatever p), the rows are gathered in
-    class order and transposed by a compiled tiled copy, so each feature's values are
-    contiguous; each class run is sorted (classes of at most 384 samples: numpy's SIMD sort
-    beats partition on short runs) or partitioned at its middle (larger classes). One compiled
-    pass per feature then gives the medians, the dispersions, and the weighted median, found
-    only among the values between the smallest and the largest class median (by merging the
-    sorted runs, or by weighted quickselect), and the exact gain terms. Blocks run on a thread
-    pool (numpy and the compiled code release the GIL). Sparse X is reordered and transposed
-    to CSR once and densified one block at a time (implicit zeros count as values).
+    Algorithm, small classes (dense X, no class above ``_NETWORK_MAX_CLASS_SIZE`` = 90
+    samples; :func:`_l1_rows_chunk`): per column chunk the rows are copied in class order,
+    then every class run of a 64-column tile is sorted column-wise by Batcher's merge-exchange
+    network (each comparator a vectorised min/max of two tile rows); medians, dispersions and
+    the window counts are computed row-wise over the tile, the weighted median and the gain
+    terms per feature, exactly as below (the same values bit for bit).
+
+    Algorithm, larger classes (performance-notes sections 2 and 10): one column block at a
+    time (at least 63 columns, ~2 MiB; memory is a few blocks per thread, whatever p), the rows
+    are gathered in class order and transposed by a compiled tiled copy, so each feature's
+    values are contiguous; each class run is sorted (classes of at most 384 samples: numpy's
+    SIMD sort beats partition on short runs) or partitioned at its middle (larger classes). One
+    compiled pass per feature then gives the medians, the dispersions, and the weighted median,
+    found only among the values between the smallest and the largest class median (by merging
+    the sorted runs, or by weighted quickselect), and the exact gain terms. Blocks run on a
+    thread pool (numpy and the compiled code release the GIL). Sparse X is reordered and
+    transposed to CSR once and densified one block at a time (implicit zeros count as values).
 
     Parameters
     ----------
