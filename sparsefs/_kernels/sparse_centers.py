@@ -1018,8 +1018,8 @@ def l1_centers(
     2**53; then weights are rounded to a relative 1e-12 (only the choice of center inside a
     near-tied interval can change; the gain is unaffected).
 
-    Algorithm, small classes (dense X, no class above ``_NETWORK_MAX_CLASS_SIZE`` = 90
-    samples; :func:`_l1_rows_chunk`): per column chunk the rows are copied in class order,
+    Algorithm, small classes (dense C-ordered X, no class above ``_NETWORK_MAX_CLASS_SIZE`` =
+    90 samples; :func:`_l1_rows_chunk`): per column chunk the rows are copied in class order,
     then every class run of a 64-column tile is sorted column-wise by Batcher's merge-exchange
     network (each comparator a vectorised min/max of two tile rows); medians, dispersions and
     the window counts are computed row-wise over the tile, the weighted median and the gain
@@ -1085,8 +1085,10 @@ def l1_centers(
     sorted_runs = bool(counts.max() <= _SORT_MAX_CLASS_SIZE)
     wide_gather = dense and compiled_gather and width >= _WIDE_GATHER_MIN
     local = threading.local()
-    if dense and compiled_gather and counts.max() <= _NETWORK_MAX_CLASS_SIZE:
-        # small classes: sorting networks on row-major tiles (the same statistics)
+    if (dense and compiled_gather and source.flags.c_contiguous
+            and counts.max() <= _NETWORK_MAX_CLASS_SIZE):
+        # small classes: sorting networks on row-major tiles (the same statistics); other
+        # layouts of X take the transposed path (its gather reads any layout)
         nets = [_merge_exchange_pairs(int(c)) for c in counts]
         pairs = np.concatenate(nets) if nets else np.empty((0, 2), dtype=np.int64)
         pair_ptr = np.concatenate([[0], np.cumsum([len(q) for q in nets])]).astype(np.int64)

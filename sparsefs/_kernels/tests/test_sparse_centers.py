@@ -474,12 +474,14 @@ def test_l1_network_path_equals_transposed_path_bit_for_bit(balanced, monkeypatc
 
 def test_l1_network_path_float32_scales_and_non_finite(monkeypatch):
     """float32 input, extreme scales (the power-of-two unit) and NaN/inf (flagged) take the
-    same values on both paths."""
+    same values on both paths; F-ordered X (transposed path) equals C-ordered X."""
     rng = np.random.default_rng(8)
     y = rng.permutation(np.arange(45) % 3)
     X = rng.normal(size=(45, 70))
     for Xs in (X.astype(np.float32), X * 1e300, X * 1e-300):
         _assert_same_stats(*_both_l1_paths(Xs, y, 3, monkeypatch, width=33))
+    # F-ordered X takes the transposed path: the same statistics as C-ordered X
+    _assert_same_stats(K.l1_centers(np.asfortranarray(X), y, 3), K.l1_centers(X, y, 3))
     for bad in (np.nan, np.inf, -np.inf):
         Xb = X.copy()
         Xb[7, 5] = bad
