@@ -83,9 +83,12 @@ def _problem(rng, n_classes, n, p, discrete):
     return X, y
 
 
-@pytest.fixture(params=["sorted runs", "partitioned runs"])
+@pytest.fixture(params=["networks", "sorted runs", "partitioned runs"])
 def layout(request, monkeypatch):
-    """Both paths of the l1 kernel: classes sorted (small) or partitioned (large classes)."""
+    """Every path of the l1 kernel: sorting networks on row-major tiles (small classes), or
+    the transposed blocks with each class sorted or partitioned (larger classes)."""
+    if request.param != "networks":
+        monkeypatch.setattr(K, "_NETWORK_MAX_CLASS_SIZE", 0)
     if request.param == "partitioned runs":
         monkeypatch.setattr(K, "_SORT_MAX_CLASS_SIZE", 0)
     return request.param
@@ -379,3 +382,108 @@ def test_center_unit_is_one_in_the_ordinary_range_and_a_power_of_two_outside():
     assert np.log2(u) == round(np.log2(u)) and 0.5 <= 3e300 / u < 1.0
     u = K.center_unit(np.array([5e-300]))
     assert 0.5 <= 5e-300 / u < 1.0
+
+
+# --------------------------------------------------------------------------------------------
+# The sorting-network path of the l1 kernel (small classes) against the transposed one
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", list(range(1, 13)))
+def test_merge_exchange_network_sorts_every_zero_one_input(n):
+    """Knuth's zero-one principle: a comparator network sorts every input iff it sorts every
+    0/1 input; checked exhaustively for n <= 12 (4096 inputs), comparators in order."""
+    pairs = K._merge_exchange_pairs(n)
+    assert np.all(pairs[:, 0] < pairs[:, 1]) and (pairs.size == 0 or pairs.max() < n)
+    bits = (np.arange(2**n)[:, None] >> np.arange(n)) & 1  # every 0/1 vector, one per row
+    v = bits.T.copy()  # rows = positions, columns = inputs (the kernel's layout)
+    for i, j in pairs:
+        lo, hi = np.minimum(v[i], v[j]), np.maximum(v[i], v[j])
+        v[i], v[j] = lo, hi
+    np.testing.assert_array_equal(v.T, np.sort(bits, axis=1))
+
+
+def test_merge_exchange_network_sizes_and_larger_inputs():
+    """Batcher's comparator counts (Knuth 5.3.4: 19 for n = 8, 63 for 16, 543 for 64) and
+    random inputs with ties up to the largest class size the path takes."""
+    assert [len(K._merge_exchange_pairs(n)) for n in (1, 2, 8, 16, 64)] == [0, 1, 19, 63, 543]
+    rng = np.random.default_rng(0)
+    for n in (17, 33, 47, 67, K._NETWORK_MAX_CLASS_SIZE):
+        v = rng.integers(-3, 4, size=(n, 50)).astype(float)
+        ref = np.sort(v, axis=0)
+        for i, j in K._merge_exchange_pairs(n):
+            v[i], v[j] = np.minimum(v[i], v[j]), np.maximum(v[i], v[j])
+        np.testing.assert_array_equal(v, ref)
+
+
+def _both_l1_paths(X, y, n_classes, monkeypatch, **kw):
+    """l1_centers by the network path and by the transposed (sorted-runs) path."""
+    assert np.bincount(y).max() <= K._NETWORK_MAX_CLASS_SIZE
+    net = K.l1_centers(X, y, n_classes, **kw)
+    with monkeypatch.context() as m:
+        m.setattr(K, "_NETWORK_MAX_CLASS_SIZE", 0)
+        old = K.l1_centers(X, y, n_classes, **kw)
+    return net, old
+
+
+def _assert_same_stats(a, b, signed_zeros=False):
+    """Equal values; equal signs of zero too unless X holds both 0.0 and -0.0 (equal keys:
+    where a sort leaves them is unspecified, in numpy's sorts as in a network)."""
+    assert a.finite == b.finite and a.unit == b.unit
+    for name in ("class_centers", "shared_center", "gains", "spread", "counts"):
+        u, v = getattr(a, name), getattr(b, name)
+        np.testing.assert_array_equal(u, v, err_msg=name)
+        if not signed_zeros:
+            np.testing.assert_array_equal(np.signbit(u), np.signbit(v), err_msg=name)
+
+
+@pytest.mark.parametrize("balanced", [True, False])
+def test_l1_network_path_equals_transposed_path_bit_for_bit(balanced, monkeypatch):
+    """Reference: the transposed path (each class sorted by numpy, itself checked against
+    np.median and the brute-force weighted median above). Random designs with odd and even
+    class sizes, 1-sample classes, ties (integer values), constant columns, 1-5 classes,
+    any block width and thread count: centers, shared centers, gains, spreads, finiteness
+    and unit are equal bit for bit (signs of zeros too, where X has no -0.0)."""
+    rng = np.random.default_rng(21 + balanced)
+    for trial in range(40):
+        n_classes = 1 + trial % 5
+        n = int(rng.integers(n_classes, 70))
+        y = np.concatenate([np.arange(n_classes), rng.integers(0, n_classes, n - n_classes)])
+        rng.shuffle(y)
+        p = int(rng.integers(1, 90))
+        kind = trial % 4
+        if kind == 0:
+            X = rng.normal(size=(n, p))
+        elif kind == 1:  # heavy ties
+            X = rng.integers(-2, 3, size=(n, p)).astype(float)
+        elif kind == 2:  # constant columns and signed zeros
+            X = rng.normal(size=(n, p))
+            X[:, ::3] = 1.5
+            X[:, 1::4] = rng.choice([0.0, -0.0], size=(n, X[:, 1::4].shape[1]))
+        else:  # one sample in class 0
+            y[y == 0] = 1 % n_classes
+            y[0] = 0
+            X = rng.exponential(size=(n, p)) * (rng.random((n, p)) < 0.4)
+        width = int(rng.integers(1, 140))
+        net, old = _both_l1_paths(X, y, n_classes, monkeypatch, balanced=balanced,
+                                  n_threads=1 + trial % 3, width=width)
+        _assert_same_stats(net, old, signed_zeros=kind == 2)
+        med = np.array([np.median(X[y == c], axis=0) for c in range(n_classes)])
+        np.testing.assert_array_equal(net.class_centers, med)
+
+
+def test_l1_network_path_float32_scales_and_non_finite(monkeypatch):
+    """float32 input, extreme scales (the power-of-two unit) and NaN/inf (flagged) take the
+    same values on both paths; F-ordered X (transposed path) equals C-ordered X."""
+    rng = np.random.default_rng(8)
+    y = rng.permutation(np.arange(45) % 3)
+    X = rng.normal(size=(45, 70))
+    for Xs in (X.astype(np.float32), X * 1e300, X * 1e-300):
+        _assert_same_stats(*_both_l1_paths(Xs, y, 3, monkeypatch, width=33))
+    # F-ordered X takes the transposed path: the same statistics as C-ordered X
+    _assert_same_stats(K.l1_centers(np.asfortranarray(X), y, 3), K.l1_centers(X, y, 3))
+    for bad in (np.nan, np.inf, -np.inf):
+        Xb = X.copy()
+        Xb[7, 5] = bad
+        net, old = _both_l1_paths(Xb, y, 3, monkeypatch)
+        assert not net.finite and not old.finite

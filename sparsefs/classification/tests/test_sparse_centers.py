@@ -441,3 +441,37 @@ def test_cv_is_deterministic_by_default_and_unshuffled():
         data.X, data.y)
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
                                   ref.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+@pytest.mark.parametrize("objective", ["balanced", "pooled"])
+def test_l1_network_kernel_gives_the_same_fit_as_the_transposed_kernel(
+    standardize, objective, monkeypatch
+):
+    """Small classes take the sorting-network kernel; forcing the transposed kernel (each
+    class sorted by numpy) gives the same fitted classifier bit for bit: centers, gains,
+    scale, ranking, support, decision scores and predictions (odd and even class sizes)."""
+    from sparsefs._kernels import sparse_centers as kernel
+
+    rng = np.random.default_rng(17)
+    y = np.repeat([0, 1, 2], [31, 24, 40])
+    rng.shuffle(y)
+    X = rng.normal(size=(y.size, 300))
+    X[:, :6] += y[:, None] * 0.8
+    X[:, 6:20] = np.round(X[:, 6:20])  # ties
+    Xt = rng.normal(size=(25, 300))
+
+    def fit():
+        return SparseCenterClassifier(8, norm="l1", objective=objective,
+                                      standardize=standardize).fit(X, y)
+
+    net = fit()
+    with monkeypatch.context() as m:
+        m.setattr(kernel, "_NETWORK_MAX_CLASS_SIZE", 0)
+        old = fit()
+    for name in ("class_centers_", "shared_center_", "gains_", "ranking_", "support_"):
+        np.testing.assert_array_equal(getattr(net, name), getattr(old, name), err_msg=name)
+    if standardize:
+        np.testing.assert_array_equal(net.scale_, old.scale_)
+    np.testing.assert_array_equal(net.decision_function(Xt), old.decision_function(Xt))
+    np.testing.assert_array_equal(net.predict(Xt), old.predict(Xt))
