@@ -88,6 +88,9 @@ _BIG = 1e300
 #: Lloyd passes before the transfer stages stop when at most n // _LLOYD_STOP labels change.
 _LLOYD_STOP = 100
 _BLOCK = 32
+#: Options of kernels called only from other compiled kernels: no Python (or C) entry point is
+#: generated for them, which shortens their compilation on first use (issue #33).
+_CALLEE = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,9 @@ class KMeansResult:
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
 def _sqdist(X, i, C, k):
+    """``||x_i - c_k||^2`` (also the rows' distance, with ``C = X``)."""
     p = X.shape[1]
     d = 0.0
     for j in range(p):
@@ -130,14 +134,16 @@ def _sqdist(X, i, C, k):
     return d
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
 def _sqdist_bounded(X, i, C, k, bound):
     """``||x_i - c_k||^2``, or a value >= ``bound`` as soon as the partial sum reaches it."""
     p = X.shape[1]
     d = 0.0
     j0 = 0
     while j0 < p:
-        j1 = min(j0 + _BLOCK, p)
+        j1 = j0 + _BLOCK  # (not min(): one compiled overload less)
+        if j1 > p:
+            j1 = p
         for j in range(j0, j1):
             t = X[i, j] - C[k, j]
             d += t * t
@@ -147,7 +153,7 @@ def _sqdist_bounded(X, i, C, k, bound):
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, **_CALLEE)
 def _move(X, C, nc, an1, an2, i, l1, l2):
     """Move point i from cluster l1 to l2: incremental centroid, size and factor updates."""
     p = X.shape[1]
@@ -282,11 +288,12 @@ def _recompute(X, labels, C, nc):
     return total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fill_empty(X, ic1, C, nc):
     """The means ``C`` and sizes ``nc`` (in place) of the partition ``ic1``, after giving each
     empty cluster the point farthest from its own centre (taken from a cluster of size >= 2;
-    ``ic1`` is updated in place): the WCSS does not increase."""
+    ``ic1`` is updated in place): the WCSS does not increase. A rare path: called from Python
+    after :func:`_hw_lloyd` reports an empty cluster, so it is compiled only if ever needed."""
     n = X.shape[0]
     K = C.shape[0]
     _means_into(X, ic1, C, nc)
@@ -341,35 +348,29 @@ def _assign2(X, C, ic1, ic2, sums, nc):
 
 
 @njit(cache=True)
-def _hw_lloyd(X, C, ic1, ic2, sums, nc, lloyd_iter, stop):
-    """The nearest-centre assignment, then (``lloyd_iter > 0``) Lloyd passes (assignment and
-    sums in one pass) until at most ``stop`` labels change: the transfer stages finish the
-    tail of single moves far more cheaply than full Lloyd passes. ``C`` (the centres),
-    ``ic1``/``ic2`` (closest and second closest) and ``nc`` (sizes) are updated in place
-    (``sums`` is work space); returns the number of passes."""
-    n, p = X.shape
+def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
+    """Lloyd passes (the nearest-centre assignment and the sums in one pass; the first is AS
+    136's initial assignment) until, after at least two, at most ``stop`` labels change, or
+    ``lloyd_iter + 1`` passes: the transfer stages finish the tail of single moves far more
+    cheaply than full passes. ``C`` (the centres), ``ic1``/``ic2`` (closest and second
+    closest; ``ic1`` starts at -1) and ``nc`` (sizes) are updated in place (``sums`` is work
+    space); ``n_lloyd`` passes are already done. Returns ``(passes, changed, empty)``: with
+    ``empty`` True the last pass left a cluster empty and returned before counting itself and
+    updating ``C``, and the caller (:func:`_hartigan_wong_core`) fills it and calls again:
+    the rare path stays out of this function's compilation."""
+    p = X.shape[1]
     K = C.shape[0]
-    for i in range(n):
-        ic1[i] = -1
-    n_lloyd = 0
     while True:
         changed = _assign2(X, C, ic1, ic2, sums, nc)
-        empty = False
         for L in range(K):
-            empty = empty or nc[L] == 0
-        if empty:
-            _fill_empty(X, ic1, C, nc)
-            for i in range(n):
-                if ic2[i] == ic1[i]:  # a point moved into an empty cluster
-                    ic2[i] = 0 if ic1[i] != 0 else 1
-        else:
-            for L in range(K):  # C: the means of the partition ic1
-                for j in range(p):
-                    C[L, j] = sums[L, j] / nc[L]
+            if nc[L] == 0:
+                return n_lloyd, changed, True
+        for L in range(K):  # C: the means of the partition ic1
+            for j in range(p):
+                C[L, j] = sums[L, j] / nc[L]
         n_lloyd += 1
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
-            break
-    return n_lloyd
+            return n_lloyd, changed, False
 
 
 @njit(cache=True)
@@ -419,7 +420,19 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
     ic1 = np.empty(n, dtype=np.intp)
     ic2 = np.zeros(n, dtype=np.intp)
     nc = np.zeros(K, dtype=np.int64)
-    n_lloyd = _hw_lloyd(X, C, ic1, ic2, np.empty((K, p)), nc, lloyd_iter, stop)
+    sums = np.empty((K, p))
+    ic1[:] = -1
+    n_lloyd = 0
+    while True:
+        n_lloyd, changed, empty = _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop)
+        if not empty:
+            break
+        _fill_empty(X, ic1, C, nc)  # an emptied cluster: the rare path, compiled on demand
+        moved = ic2 == ic1  # a point moved into the empty cluster: another second choice
+        ic2[moved] = np.where(ic1[moved] != 0, 0, 1)
+        n_lloyd += 1
+        if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
+            break
     ki = np.empty((3, K), dtype=np.int64)
     n_iter, converged = _hw_transfers(X, C, ic1, ic2, nc, np.empty(K), np.empty(K), ki[0],
                                       ki[1], ki[2], np.empty(n), max_iter)
@@ -634,19 +647,21 @@ def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
     cum = work[1]
     trial = work[2:]
     for i in range(n):
-        closest[i] = _sqdist_rows(X, i, first)
+        closest[i] = _sqdist(X, i, X, first)  # the rows' distance: _sqdist with C = X
     for c in range(1, K):
-        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted: far cheaper to compile)
+        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted / min: cheaper to compile)
         for i in range(n):
             acc += closest[i]
             cum[i] = acc
         for t in range(T):
-            cand[t] = min(_search_right(cum, draws[c - 1, t] * cum[n - 1]), n - 1)
+            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
         for t in range(T):
             pot[t] = 0.0
         for i in range(n):
             for t in range(T):
-                d = min(closest[i], _sqdist_rows(X, i, cand[t]))
+                d = _sqdist(X, i, X, cand[t])
+                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
+                    d = closest[i]
                 trial[t, i] = d
                 pot[t] += d
         best = 0
@@ -658,9 +673,10 @@ def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
             closest[i] = trial[best, i]
 
 
-@njit(cache=True)
-def _search_right(a, v):
-    """``np.searchsorted(a, v, side="right")`` for sorted ``a``: the first index with a > v."""
+@njit(cache=True, inline="always")
+def _search_right(a, v, last):
+    """``min(np.searchsorted(a, v, side="right"), last)`` for sorted ``a`` (the first index
+    with a > v). Inlined into its callers (no compiled function of its own)."""
     lo = 0
     hi = a.shape[0]
     while lo < hi:
@@ -669,17 +685,7 @@ def _search_right(a, v):
             lo = mid + 1
         else:
             hi = mid
-    return lo
-
-
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _sqdist_rows(X, i, k):
-    p = X.shape[1]
-    d = 0.0
-    for j in range(p):
-        t = X[i, j] - X[k, j]
-        d += t * t
-    return d
+    return lo if lo < last else last
 
 
 def kmeans(
@@ -1309,12 +1315,14 @@ def _s_kmeans_plusplus_core(data, indices, indptr, first, draws, idx, cand, work
             acc += closest[i]
             cum[i] = acc
         for t in range(T):
-            cand[t] = min(_search_right(cum, draws[c - 1, t] * cum[n - 1]), n - 1)
+            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
         for t in range(T):
             pot[t] = 0.0
         for i in range(n):
             for t in range(T):
-                d = min(closest[i], _s_sqdist_rows(data, indices, indptr, i, cand[t]))
+                d = _s_sqdist_rows(data, indices, indptr, i, cand[t])
+                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
+                    d = closest[i]
                 trial[t, i] = d
                 pot[t] += d
         best = 0
