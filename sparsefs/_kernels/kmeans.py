@@ -172,86 +172,6 @@ def _move(X, C, nc, an1, an2, i, l1, l2):
     an2[l2] = alt / (alt + 1.0)
 
 
-@njit(cache=True, inline="always")
-def _optimal_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, live, indx):
-    """The optimal-transfer stage (AS 136, OPTRA). Returns the updated ``indx``."""
-    m = X.shape[0]
-    K = C.shape[0]
-    for L in range(K):
-        if itran[L] == 1:
-            live[L] = m + 1
-    for i in range(m):
-        step = i + 1
-        indx += 1
-        l1 = ic1[i]
-        if nc[l1] != 1:
-            if ncp[l1] != 0:  # l1 updated in this stage (or the first stage): recompute D(i)
-                d[i] = _sqdist(X, i, C, l1) * an1[l1]
-            ll = ic2[i]
-            l2 = ll
-            r2 = _sqdist(X, i, C, ll) * an2[ll]
-            for L in range(K):
-                # l1 not live: only the live clusters can have become better for i
-                if (step >= live[l1] and step >= live[L]) or L in (l1, ll):
-                    continue
-                rr = r2 / an2[L]
-                dc = _sqdist_bounded(X, i, C, L, rr)
-                if dc < rr:
-                    r2 = dc * an2[L]
-                    l2 = L
-            if r2 >= d[i]:
-                ic2[i] = l2  # no transfer: l2 is the new second choice
-            else:
-                indx = 0
-                live[l1] = m + step
-                live[l2] = m + step
-                ncp[l1] = step
-                ncp[l2] = step
-                _move(X, C, nc, an1, an2, i, l1, l2)
-                ic1[i] = l2
-                ic2[i] = l1
-        if indx == m:
-            return indx
-    for L in range(K):
-        itran[L] = 0
-        live[L] -= m
-    return indx
-
-
-@njit(cache=True, inline="always")
-def _quick_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, indx, max_steps):
-    """The quick-transfer stage (AS 136, QTRAN). Returns ``(indx, finished)``."""
-    m = X.shape[0]
-    icoun = 0
-    istep = 0
-    while True:
-        for i in range(m):
-            icoun += 1
-            istep += 1
-            if istep > max_steps:
-                return indx, False
-            l1 = ic1[i]
-            l2 = ic2[i]
-            if nc[l1] != 1:
-                if istep <= ncp[l1]:  # l1 updated during the last m steps: recompute D(i)
-                    d[i] = _sqdist(X, i, C, l1) * an1[l1]
-                if istep < ncp[l1] or istep < ncp[l2]:
-                    r2 = d[i] / an2[l2]
-                    dd = _sqdist_bounded(X, i, C, l2, r2)
-                    if dd < r2:
-                        icoun = 0
-                        indx = 0
-                        itran[l1] = 1
-                        itran[l2] = 1
-                        ncp[l1] = istep + m
-                        ncp[l2] = istep + m
-                        _move(X, C, nc, an1, an2, i, l1, l2)
-                        ic1[i] = l2
-                        ic2[i] = l1
-            if icoun == m:
-                return indx, True
-
-
 @njit(cache=True)
 def _means_into(X, labels, C, nc):
     """The means ``C`` and sizes ``nc`` of the partition ``labels`` (written in place; an
@@ -312,41 +232,6 @@ def _fill_empty(X, ic1, C, nc):
         _means_into(X, ic1, C, nc)
 
 
-@njit(cache=True, inline="always")
-def _assign2(X, C, ic1, ic2, sums, nc):
-    """Closest (ic1) and second closest (ic2) centre of every point, and in the same pass the
-    cluster sums and sizes of the new partition. Returns the number of ic1 changes."""
-    n, p = X.shape
-    K = C.shape[0]
-    for L in range(K):
-        nc[L] = 0
-        for j in range(sums.shape[1]):
-            sums[L, j] = 0.0
-    changed = 0
-    for i in range(n):
-        b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _sqdist
-        b2 = np.intp(1)
-        d1 = _sqdist(X, i, C, b1)
-        d2 = _sqdist(X, i, C, b2)
-        if d2 < d1:
-            b1, b2, d1, d2 = 1, 0, d2, d1
-        for L in range(2, K):
-            dl = _sqdist_bounded(X, i, C, L, d2)
-            if dl < d1:
-                b2, d2 = b1, d1
-                b1, d1 = L, dl
-            elif dl < d2:
-                b2, d2 = L, dl
-        if ic1[i] != b1:
-            changed += 1
-        ic1[i] = b1
-        ic2[i] = b2
-        nc[b1] += 1
-        for j in range(p):
-            sums[b1, j] += X[i, j]
-    return changed
-
-
 @njit(cache=True)
 def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
     """Lloyd passes (the nearest-centre assignment and the sums in one pass; the first is AS
@@ -358,10 +243,37 @@ def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
     ``empty`` True the last pass left a cluster empty and returned before counting itself and
     updating ``C``, and the caller (:func:`_hartigan_wong_core`) fills it and calls again:
     the rare path stays out of this function's compilation."""
-    p = X.shape[1]
+    n, p = X.shape
     K = C.shape[0]
     while True:
-        changed = _assign2(X, C, ic1, ic2, sums, nc)
+        # one pass: closest (ic1) and second closest (ic2) centre of every point, and the
+        # cluster sums and sizes of the new partition
+        for L in range(K):
+            nc[L] = 0
+            for j in range(p):
+                sums[L, j] = 0.0
+        changed = 0
+        for i in range(n):
+            b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _sqdist
+            b2 = np.intp(1)
+            d1 = _sqdist(X, i, C, b1)
+            d2 = _sqdist(X, i, C, b2)
+            if d2 < d1:
+                b1, b2, d1, d2 = 1, 0, d2, d1
+            for L in range(2, K):
+                dl = _sqdist_bounded(X, i, C, L, d2)
+                if dl < d1:
+                    b2, d2 = b1, d1
+                    b1, d1 = L, dl
+                elif dl < d2:
+                    b2, d2 = L, dl
+            if ic1[i] != b1:
+                changed += 1
+            ic1[i] = b1
+            ic2[i] = b2
+            nc[b1] += 1
+            for j in range(p):
+                sums[b1, j] += X[i, j]
         for L in range(K):
             if nc[L] == 0:
                 return n_lloyd, changed, True
@@ -378,7 +290,7 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
     """The transfer stages of AS 136 from the partition ``ic1`` with means ``C`` and sizes
     ``nc`` (all updated in place; the other arrays are work space of length K, K, K, K, K
     and n) until an optimal-transfer stage moves nothing. Returns (stages, converged)."""
-    n = X.shape[0]
+    m = X.shape[0]
     K = C.shape[0]
     for L in range(K):
         aa = float(nc[L])
@@ -387,26 +299,88 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
         itran[L] = 1
         ncp[L] = -1
         live[L] = 0
-    for i in range(n):
+    for i in range(m):
         d[i] = 0.0
-    indx = np.intp(0)  # a typed int, not a literal: one compiled signature of the stages
-    converged = False
+    indx = 0
     n_iter = 0
-    max_steps = 50 * n + 1000  # guard against cycling on ties (exact arithmetic cannot)
+    max_steps = 50 * m + 1000  # guard against cycling on ties (exact arithmetic cannot)
     for _ in range(max_iter):
         n_iter += 1
-        indx = _optimal_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, live, indx)
-        if indx == n:
-            converged = True
-            break
-        indx, finished = _quick_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, indx,
-                                         max_steps)
+        # -- the optimal-transfer stage (AS 136, OPTRA)
+        for L in range(K):
+            if itran[L] == 1:
+                live[L] = m + 1
+        for i in range(m):
+            step = i + 1
+            indx += 1
+            l1 = ic1[i]
+            if nc[l1] != 1:
+                if ncp[l1] != 0:  # l1 updated in this stage (or the first stage): new D(i)
+                    d[i] = _sqdist(X, i, C, l1) * an1[l1]
+                ll = ic2[i]
+                l2 = ll
+                r2 = _sqdist(X, i, C, ll) * an2[ll]
+                for L in range(K):
+                    # l1 not live: only the live clusters can have become better for i
+                    if (step >= live[l1] and step >= live[L]) or L in (l1, ll):
+                        continue
+                    rr = r2 / an2[L]
+                    dc = _sqdist_bounded(X, i, C, L, rr)
+                    if dc < rr:
+                        r2 = dc * an2[L]
+                        l2 = L
+                if r2 >= d[i]:
+                    ic2[i] = l2  # no transfer: l2 is the new second choice
+                else:
+                    indx = 0
+                    live[l1] = m + step
+                    live[l2] = m + step
+                    ncp[l1] = step
+                    ncp[l2] = step
+                    _move(X, C, nc, an1, an2, i, l1, l2)
+                    ic1[i] = l2
+                    ic2[i] = l1
+            if indx == m:
+                return n_iter, True  # m steps without a transfer: Hartigan-optimal
+        for L in range(K):
+            itran[L] = 0
+            live[L] -= m
+        # -- the quick-transfer stage (AS 136, QTRAN)
+        icoun = 0
+        istep = 0
+        finished = False
+        while not finished and istep <= max_steps:
+            for i in range(m):
+                icoun += 1
+                istep += 1
+                if istep > max_steps:
+                    break
+                l1 = ic1[i]
+                l2 = ic2[i]
+                if nc[l1] != 1:
+                    if istep <= ncp[l1]:  # l1 updated during the last m steps: new D(i)
+                        d[i] = _sqdist(X, i, C, l1) * an1[l1]
+                    if istep < ncp[l1] or istep < ncp[l2]:
+                        r2 = d[i] / an2[l2]
+                        dd = _sqdist_bounded(X, i, C, l2, r2)
+                        if dd < r2:
+                            icoun = 0
+                            indx = 0
+                            itran[l1] = 1
+                            itran[l2] = 1
+                            ncp[l1] = istep + m
+                            ncp[l2] = istep + m
+                            _move(X, C, nc, an1, an2, i, l1, l2)
+                            ic1[i] = l2
+                            ic2[i] = l1
+                if icoun == m:
+                    finished = True
+                    break
         if K == 2 and finished:
-            converged = True
-            break
+            return n_iter, True
         for L in range(K):
             ncp[L] = 0
-    return n_iter, converged
+    return n_iter, False
 
 
 def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
