@@ -322,7 +322,7 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
                 r2 = _sqdist(X, i, C, ll) * an2[ll]
                 for L in range(K):
                     # l1 not live: only the live clusters can have become better for i
-                    if (step >= live[l1] and step >= live[L]) or L in (l1, ll):
+                    if (step >= live[l1] and step >= live[L]) or l1 == L or ll == L:
                         continue
                     rr = r2 / an2[L]
                     dc = _sqdist_bounded(X, i, C, L, rr)
@@ -957,7 +957,7 @@ def _s_optimal_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, nc
             l2 = ll
             r2 = _s_sqdist(data, indices, indptr, i, C, cn, ll) * an2[ll]
             for L in range(K):
-                if (step >= live[l1] and step >= live[L]) or L in (l1, ll):
+                if (step >= live[l1] and step >= live[L]) or l1 == L or ll == L:
                     continue
                 rr = r2 / an2[L]
                 dc = _s_sqdist(data, indices, indptr, i, C, cn, L)
