@@ -208,12 +208,12 @@ def _recompute(X, labels, C, nc):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fill_empty(X, ic1, C, nc):
     """The means ``C`` and sizes ``nc`` (in place) of the partition ``ic1``, after giving each
     empty cluster the point farthest from its own centre (taken from a cluster of size >= 2;
-    ``ic1`` is updated in place): the WCSS does not increase. A rare path: called from Python
-    after :func:`_hw_lloyd` reports an empty cluster, so it is compiled only if ever needed."""
+    ``ic1`` is updated in place): the WCSS does not increase. (Lloyd's iteration;
+    Hartigan-Wong's Lloyd passes use :func:`_fill_empty_py`, outside their compiled loop.)"""
     n = X.shape[0]
     K = C.shape[0]
     _means_into(X, ic1, C, nc)
@@ -228,6 +228,32 @@ def _fill_empty(X, ic1, C, nc):
                 if dist > best:
                     best = dist
                     bi = i
+        ic1[bi] = k
+        _means_into(X, ic1, C, nc)
+
+
+@njit(cache=True)
+def _own_sqdist(X, labels, C, out):
+    """``out[i] = ||x_i - c_{labels[i]}||^2`` (the distances of :func:`_fill_empty`)."""
+    for i in range(X.shape[0]):
+        out[i] = _sqdist(X, i, C, labels[i])
+
+
+def _fill_empty_py(X, ic1, C, nc):
+    """:func:`_fill_empty` driven from Python (the same arithmetic: :func:`_means_into` and
+    :func:`_sqdist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
+    passes hand an emptied cluster to it, so their compiled loop carries no repair code and
+    the repair compiles one small distance loop, on first need (issue #33)."""
+    _means_into(X, ic1, C, nc)
+    dist = np.empty(X.shape[0])
+    for k in range(C.shape[0]):
+        if nc[k] > 0:
+            continue
+        _own_sqdist(X, ic1, C, dist)
+        eligible = (nc[ic1] >= 2) & (dist > -1.0)  # (-1: the compiled loop's start)
+        bi = int(np.argmax(np.where(eligible, dist, -np.inf)))  # the first of the largest
+        if not eligible[bi]:
+            bi = -1
         ic1[bi] = k
         _means_into(X, ic1, C, nc)
 
@@ -401,7 +427,7 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
         n_lloyd, changed, empty = _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop)
         if not empty:
             break
-        _fill_empty(X, ic1, C, nc)  # an emptied cluster: the rare path, compiled on demand
+        _fill_empty_py(X, ic1, C, nc)  # an emptied cluster: the rare path
         moved = ic2 == ic1  # a point moved into the empty cluster: another second choice
         ic2[moved] = np.where(ic1[moved] != 0, 0, 1)
         n_lloyd += 1
