@@ -88,6 +88,9 @@ _BIG = 1e300
 #: Lloyd passes before the transfer stages stop when at most n // _LLOYD_STOP labels change.
 _LLOYD_STOP = 100
 _BLOCK = 32
+#: Options of kernels called only from other compiled kernels: no Python (or C) entry point is
+#: generated for them, which shortens their compilation on first use (issue #33).
+_CALLEE = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,9 @@ class KMeansResult:
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
 def _sqdist(X, i, C, k):
+    """``||x_i - c_k||^2`` (also the rows' distance, with ``C = X``)."""
     p = X.shape[1]
     d = 0.0
     for j in range(p):
@@ -130,14 +134,16 @@ def _sqdist(X, i, C, k):
     return d
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
 def _sqdist_bounded(X, i, C, k, bound):
     """``||x_i - c_k||^2``, or a value >= ``bound`` as soon as the partial sum reaches it."""
     p = X.shape[1]
     d = 0.0
     j0 = 0
     while j0 < p:
-        j1 = min(j0 + _BLOCK, p)
+        j1 = j0 + _BLOCK  # (not min(): one compiled overload less)
+        if j1 > p:
+            j1 = p
         for j in range(j0, j1):
             t = X[i, j] - C[k, j]
             d += t * t
@@ -147,7 +153,7 @@ def _sqdist_bounded(X, i, C, k, bound):
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, **_CALLEE)
 def _move(X, C, nc, an1, an2, i, l1, l2):
     """Move point i from cluster l1 to l2: incremental centroid, size and factor updates."""
     p = X.shape[1]
@@ -164,86 +170,6 @@ def _move(X, C, nc, an1, an2, i, l1, l2):
     an1[l1] = alw / (alw - 1.0) if alw > 1.0 else _BIG
     an1[l2] = alt / al2
     an2[l2] = alt / (alt + 1.0)
-
-
-@njit(cache=True, inline="always")
-def _optimal_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, live, indx):
-    """The optimal-transfer stage (AS 136, OPTRA). Returns the updated ``indx``."""
-    m = X.shape[0]
-    K = C.shape[0]
-    for L in range(K):
-        if itran[L] == 1:
-            live[L] = m + 1
-    for i in range(m):
-        step = i + 1
-        indx += 1
-        l1 = ic1[i]
-        if nc[l1] != 1:
-            if ncp[l1] != 0:  # l1 updated in this stage (or the first stage): recompute D(i)
-                d[i] = _sqdist(X, i, C, l1) * an1[l1]
-            ll = ic2[i]
-            l2 = ll
-            r2 = _sqdist(X, i, C, ll) * an2[ll]
-            for L in range(K):
-                # l1 not live: only the live clusters can have become better for i
-                if (step >= live[l1] and step >= live[L]) or L in (l1, ll):
-                    continue
-                rr = r2 / an2[L]
-                dc = _sqdist_bounded(X, i, C, L, rr)
-                if dc < rr:
-                    r2 = dc * an2[L]
-                    l2 = L
-            if r2 >= d[i]:
-                ic2[i] = l2  # no transfer: l2 is the new second choice
-            else:
-                indx = 0
-                live[l1] = m + step
-                live[l2] = m + step
-                ncp[l1] = step
-                ncp[l2] = step
-                _move(X, C, nc, an1, an2, i, l1, l2)
-                ic1[i] = l2
-                ic2[i] = l1
-        if indx == m:
-            return indx
-    for L in range(K):
-        itran[L] = 0
-        live[L] -= m
-    return indx
-
-
-@njit(cache=True, inline="always")
-def _quick_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, indx, max_steps):
-    """The quick-transfer stage (AS 136, QTRAN). Returns ``(indx, finished)``."""
-    m = X.shape[0]
-    icoun = 0
-    istep = 0
-    while True:
-        for i in range(m):
-            icoun += 1
-            istep += 1
-            if istep > max_steps:
-                return indx, False
-            l1 = ic1[i]
-            l2 = ic2[i]
-            if nc[l1] != 1:
-                if istep <= ncp[l1]:  # l1 updated during the last m steps: recompute D(i)
-                    d[i] = _sqdist(X, i, C, l1) * an1[l1]
-                if istep < ncp[l1] or istep < ncp[l2]:
-                    r2 = d[i] / an2[l2]
-                    dd = _sqdist_bounded(X, i, C, l2, r2)
-                    if dd < r2:
-                        icoun = 0
-                        indx = 0
-                        itran[l1] = 1
-                        itran[l2] = 1
-                        ncp[l1] = istep + m
-                        ncp[l2] = istep + m
-                        _move(X, C, nc, an1, an2, i, l1, l2)
-                        ic1[i] = l2
-                        ic2[i] = l1
-            if icoun == m:
-                return indx, True
 
 
 @njit(cache=True)
@@ -286,7 +212,8 @@ def _recompute(X, labels, C, nc):
 def _fill_empty(X, ic1, C, nc):
     """The means ``C`` and sizes ``nc`` (in place) of the partition ``ic1``, after giving each
     empty cluster the point farthest from its own centre (taken from a cluster of size >= 2;
-    ``ic1`` is updated in place): the WCSS does not increase."""
+    ``ic1`` is updated in place): the WCSS does not increase. (Lloyd's iteration;
+    Hartigan-Wong's Lloyd passes use :func:`_fill_empty_py`, outside their compiled loop.)"""
     n = X.shape[0]
     K = C.shape[0]
     _means_into(X, ic1, C, nc)
@@ -305,71 +232,83 @@ def _fill_empty(X, ic1, C, nc):
         _means_into(X, ic1, C, nc)
 
 
-@njit(cache=True, inline="always")
-def _assign2(X, C, ic1, ic2, sums, nc):
-    """Closest (ic1) and second closest (ic2) centre of every point, and in the same pass the
-    cluster sums and sizes of the new partition. Returns the number of ic1 changes."""
-    n, p = X.shape
-    K = C.shape[0]
-    for L in range(K):
-        nc[L] = 0
-        for j in range(sums.shape[1]):
-            sums[L, j] = 0.0
-    changed = 0
-    for i in range(n):
-        b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _sqdist
-        b2 = np.intp(1)
-        d1 = _sqdist(X, i, C, b1)
-        d2 = _sqdist(X, i, C, b2)
-        if d2 < d1:
-            b1, b2, d1, d2 = 1, 0, d2, d1
-        for L in range(2, K):
-            dl = _sqdist_bounded(X, i, C, L, d2)
-            if dl < d1:
-                b2, d2 = b1, d1
-                b1, d1 = L, dl
-            elif dl < d2:
-                b2, d2 = L, dl
-        if ic1[i] != b1:
-            changed += 1
-        ic1[i] = b1
-        ic2[i] = b2
-        nc[b1] += 1
-        for j in range(p):
-            sums[b1, j] += X[i, j]
-    return changed
+@njit(cache=True)
+def _own_sqdist(X, labels, C, out):
+    """``out[i] = ||x_i - c_{labels[i]}||^2`` (the distances of :func:`_fill_empty`)."""
+    for i in range(X.shape[0]):
+        out[i] = _sqdist(X, i, C, labels[i])
+
+
+def _fill_empty_py(X, ic1, C, nc):
+    """:func:`_fill_empty` driven from Python (the same arithmetic: :func:`_means_into` and
+    :func:`_sqdist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
+    passes hand an emptied cluster to it, so their compiled loop carries no repair code and
+    the repair compiles one small distance loop, on first need (issue #33)."""
+    _means_into(X, ic1, C, nc)
+    dist = np.empty(X.shape[0])
+    for k in range(C.shape[0]):
+        if nc[k] > 0:
+            continue
+        _own_sqdist(X, ic1, C, dist)
+        eligible = (nc[ic1] >= 2) & (dist > -1.0)  # (-1: the compiled loop's start)
+        bi = int(np.argmax(np.where(eligible, dist, -np.inf)))  # the first of the largest
+        if not eligible[bi]:
+            bi = -1
+        ic1[bi] = k
+        _means_into(X, ic1, C, nc)
 
 
 @njit(cache=True)
-def _hw_lloyd(X, C, ic1, ic2, sums, nc, lloyd_iter, stop):
-    """The nearest-centre assignment, then (``lloyd_iter > 0``) Lloyd passes (assignment and
-    sums in one pass) until at most ``stop`` labels change: the transfer stages finish the
-    tail of single moves far more cheaply than full Lloyd passes. ``C`` (the centres),
-    ``ic1``/``ic2`` (closest and second closest) and ``nc`` (sizes) are updated in place
-    (``sums`` is work space); returns the number of passes."""
+def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
+    """Lloyd passes (the nearest-centre assignment and the sums in one pass; the first is AS
+    136's initial assignment) until, after at least two, at most ``stop`` labels change, or
+    ``lloyd_iter + 1`` passes: the transfer stages finish the tail of single moves far more
+    cheaply than full passes. ``C`` (the centres), ``ic1``/``ic2`` (closest and second
+    closest; ``ic1`` starts at -1) and ``nc`` (sizes) are updated in place (``sums`` is work
+    space); ``n_lloyd`` passes are already done. Returns ``(passes, changed, empty)``: with
+    ``empty`` True the last pass left a cluster empty and returned before counting itself and
+    updating ``C``, and the caller (:func:`_hartigan_wong_core`) fills it and calls again:
+    the rare path stays out of this function's compilation."""
     n, p = X.shape
     K = C.shape[0]
-    for i in range(n):
-        ic1[i] = -1
-    n_lloyd = 0
     while True:
-        changed = _assign2(X, C, ic1, ic2, sums, nc)
-        empty = False
+        # one pass: closest (ic1) and second closest (ic2) centre of every point, and the
+        # cluster sums and sizes of the new partition
         for L in range(K):
-            empty = empty or nc[L] == 0
-        if empty:
-            _fill_empty(X, ic1, C, nc)
-            for i in range(n):
-                if ic2[i] == ic1[i]:  # a point moved into an empty cluster
-                    ic2[i] = 0 if ic1[i] != 0 else 1
-        else:
-            for L in range(K):  # C: the means of the partition ic1
-                for j in range(p):
-                    C[L, j] = sums[L, j] / nc[L]
+            nc[L] = 0
+            for j in range(p):
+                sums[L, j] = 0.0
+        changed = 0
+        for i in range(n):
+            b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _sqdist
+            b2 = np.intp(1)
+            d1 = _sqdist(X, i, C, b1)
+            d2 = _sqdist(X, i, C, b2)
+            if d2 < d1:
+                b1, b2, d1, d2 = 1, 0, d2, d1
+            for L in range(2, K):
+                dl = _sqdist_bounded(X, i, C, L, d2)
+                if dl < d1:
+                    b2, d2 = b1, d1
+                    b1, d1 = L, dl
+                elif dl < d2:
+                    b2, d2 = L, dl
+            if ic1[i] != b1:
+                changed += 1
+            ic1[i] = b1
+            ic2[i] = b2
+            nc[b1] += 1
+            for j in range(p):
+                sums[b1, j] += X[i, j]
+        for L in range(K):
+            if nc[L] == 0:
+                return n_lloyd, changed, True
+        for L in range(K):  # C: the means of the partition ic1
+            for j in range(p):
+                C[L, j] = sums[L, j] / nc[L]
         n_lloyd += 1
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
-            break
-    return n_lloyd
+            return n_lloyd, changed, False
 
 
 @njit(cache=True)
@@ -377,7 +316,7 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
     """The transfer stages of AS 136 from the partition ``ic1`` with means ``C`` and sizes
     ``nc`` (all updated in place; the other arrays are work space of length K, K, K, K, K
     and n) until an optimal-transfer stage moves nothing. Returns (stages, converged)."""
-    n = X.shape[0]
+    m = X.shape[0]
     K = C.shape[0]
     for L in range(K):
         aa = float(nc[L])
@@ -386,26 +325,88 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
         itran[L] = 1
         ncp[L] = -1
         live[L] = 0
-    for i in range(n):
+    for i in range(m):
         d[i] = 0.0
-    indx = np.intp(0)  # a typed int, not a literal: one compiled signature of the stages
-    converged = False
+    indx = 0
     n_iter = 0
-    max_steps = 50 * n + 1000  # guard against cycling on ties (exact arithmetic cannot)
+    max_steps = 50 * m + 1000  # guard against cycling on ties (exact arithmetic cannot)
     for _ in range(max_iter):
         n_iter += 1
-        indx = _optimal_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, live, indx)
-        if indx == n:
-            converged = True
-            break
-        indx, finished = _quick_transfer(X, C, ic1, ic2, nc, an1, an2, ncp, d, itran, indx,
-                                         max_steps)
+        # -- the optimal-transfer stage (AS 136, OPTRA)
+        for L in range(K):
+            if itran[L] == 1:
+                live[L] = m + 1
+        for i in range(m):
+            step = i + 1
+            indx += 1
+            l1 = ic1[i]
+            if nc[l1] != 1:
+                if ncp[l1] != 0:  # l1 updated in this stage (or the first stage): new D(i)
+                    d[i] = _sqdist(X, i, C, l1) * an1[l1]
+                ll = ic2[i]
+                l2 = ll
+                r2 = _sqdist(X, i, C, ll) * an2[ll]
+                for L in range(K):
+                    # l1 not live: only the live clusters can have become better for i
+                    if (step >= live[l1] and step >= live[L]) or l1 == L or ll == L:
+                        continue
+                    rr = r2 / an2[L]
+                    dc = _sqdist_bounded(X, i, C, L, rr)
+                    if dc < rr:
+                        r2 = dc * an2[L]
+                        l2 = L
+                if r2 >= d[i]:
+                    ic2[i] = l2  # no transfer: l2 is the new second choice
+                else:
+                    indx = 0
+                    live[l1] = m + step
+                    live[l2] = m + step
+                    ncp[l1] = step
+                    ncp[l2] = step
+                    _move(X, C, nc, an1, an2, i, l1, l2)
+                    ic1[i] = l2
+                    ic2[i] = l1
+            if indx == m:
+                return n_iter, True  # m steps without a transfer: Hartigan-optimal
+        for L in range(K):
+            itran[L] = 0
+            live[L] -= m
+        # -- the quick-transfer stage (AS 136, QTRAN)
+        icoun = 0
+        istep = 0
+        finished = False
+        while not finished and istep <= max_steps:
+            for i in range(m):
+                icoun += 1
+                istep += 1
+                if istep > max_steps:
+                    break
+                l1 = ic1[i]
+                l2 = ic2[i]
+                if nc[l1] != 1:
+                    if istep <= ncp[l1]:  # l1 updated during the last m steps: new D(i)
+                        d[i] = _sqdist(X, i, C, l1) * an1[l1]
+                    if istep < ncp[l1] or istep < ncp[l2]:
+                        r2 = d[i] / an2[l2]
+                        dd = _sqdist_bounded(X, i, C, l2, r2)
+                        if dd < r2:
+                            icoun = 0
+                            indx = 0
+                            itran[l1] = 1
+                            itran[l2] = 1
+                            ncp[l1] = istep + m
+                            ncp[l2] = istep + m
+                            _move(X, C, nc, an1, an2, i, l1, l2)
+                            ic1[i] = l2
+                            ic2[i] = l1
+                if icoun == m:
+                    finished = True
+                    break
         if K == 2 and finished:
-            converged = True
-            break
+            return n_iter, True
         for L in range(K):
             ncp[L] = 0
-    return n_iter, converged
+    return n_iter, False
 
 
 def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
@@ -419,7 +420,19 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
     ic1 = np.empty(n, dtype=np.intp)
     ic2 = np.zeros(n, dtype=np.intp)
     nc = np.zeros(K, dtype=np.int64)
-    n_lloyd = _hw_lloyd(X, C, ic1, ic2, np.empty((K, p)), nc, lloyd_iter, stop)
+    sums = np.empty((K, p))
+    ic1[:] = -1
+    n_lloyd = 0
+    while True:
+        n_lloyd, changed, empty = _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop)
+        if not empty:
+            break
+        _fill_empty_py(X, ic1, C, nc)  # an emptied cluster: the rare path
+        moved = ic2 == ic1  # a point moved into the empty cluster: another second choice
+        ic2[moved] = np.where(ic1[moved] != 0, 0, 1)
+        n_lloyd += 1
+        if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
+            break
     ki = np.empty((3, K), dtype=np.int64)
     n_iter, converged = _hw_transfers(X, C, ic1, ic2, nc, np.empty(K), np.empty(K), ki[0],
                                       ki[1], ki[2], np.empty(n), max_iter)
@@ -634,19 +647,21 @@ def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
     cum = work[1]
     trial = work[2:]
     for i in range(n):
-        closest[i] = _sqdist_rows(X, i, first)
+        closest[i] = _sqdist(X, i, X, first)  # the rows' distance: _sqdist with C = X
     for c in range(1, K):
-        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted: far cheaper to compile)
+        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted / min: cheaper to compile)
         for i in range(n):
             acc += closest[i]
             cum[i] = acc
         for t in range(T):
-            cand[t] = min(_search_right(cum, draws[c - 1, t] * cum[n - 1]), n - 1)
+            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
         for t in range(T):
             pot[t] = 0.0
         for i in range(n):
             for t in range(T):
-                d = min(closest[i], _sqdist_rows(X, i, cand[t]))
+                d = _sqdist(X, i, X, cand[t])
+                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
+                    d = closest[i]
                 trial[t, i] = d
                 pot[t] += d
         best = 0
@@ -658,9 +673,10 @@ def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
             closest[i] = trial[best, i]
 
 
-@njit(cache=True)
-def _search_right(a, v):
-    """``np.searchsorted(a, v, side="right")`` for sorted ``a``: the first index with a > v."""
+@njit(cache=True, inline="always")
+def _search_right(a, v, last):
+    """``min(np.searchsorted(a, v, side="right"), last)`` for sorted ``a`` (the first index
+    with a > v). Inlined into its callers (no compiled function of its own)."""
     lo = 0
     hi = a.shape[0]
     while lo < hi:
@@ -669,17 +685,7 @@ def _search_right(a, v):
             lo = mid + 1
         else:
             hi = mid
-    return lo
-
-
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _sqdist_rows(X, i, k):
-    p = X.shape[1]
-    d = 0.0
-    for j in range(p):
-        t = X[i, j] - X[k, j]
-        d += t * t
-    return d
+    return lo if lo < last else last
 
 
 def kmeans(
@@ -977,7 +983,7 @@ def _s_optimal_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, nc
             l2 = ll
             r2 = _s_sqdist(data, indices, indptr, i, C, cn, ll) * an2[ll]
             for L in range(K):
-                if (step >= live[l1] and step >= live[L]) or L in (l1, ll):
+                if (step >= live[l1] and step >= live[L]) or l1 == L or ll == L:
                     continue
                 rr = r2 / an2[L]
                 dc = _s_sqdist(data, indices, indptr, i, C, cn, L)
@@ -1309,12 +1315,14 @@ def _s_kmeans_plusplus_core(data, indices, indptr, first, draws, idx, cand, work
             acc += closest[i]
             cum[i] = acc
         for t in range(T):
-            cand[t] = min(_search_right(cum, draws[c - 1, t] * cum[n - 1]), n - 1)
+            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
         for t in range(T):
             pot[t] = 0.0
         for i in range(n):
             for t in range(T):
-                d = min(closest[i], _s_sqdist_rows(data, indices, indptr, i, cand[t]))
+                d = _s_sqdist_rows(data, indices, indptr, i, cand[t])
+                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
+                    d = closest[i]
                 trial[t, i] = d
                 pot[t] += d
         best = 0

@@ -167,8 +167,12 @@ def test_empty_clusters_are_refilled_and_k_equals_n():
     rng = np.random.default_rng(5)
     X = rng.normal(size=(20, 2))
     C0 = np.array([[0.0, 0.0], [100.0, 100.0], [200.0, -50.0]])
-    for res in (hartigan_wong(X, C0), lloyd(X, C0), kmeans(X, 3, init=C0, n_init=1)):
+    for res in (hartigan_wong(X, C0), lloyd(X, C0), kmeans(X, 3, init=C0, n_init=1),
+                hartigan_wong(X, C0, lloyd_first=True)):
         assert np.bincount(res.labels, minlength=3).min() > 0
+        assert res.inertia == pytest.approx(_wcss_numpy(X, res.labels), rel=1e-12)
+    # the Lloyd passes' repair (outside their compiled loop) still ends Hartigan-optimal
+    assert is_hartigan_optimal(X, hartigan_wong(X, C0, lloyd_first=True).labels, 3)
     Y = X[:5]
     assert kmeans(Y, 5, n_init=1, seed=0).inertia == pytest.approx(0.0, abs=1e-12)
     one = kmeans(X, 1, seed=0)
@@ -278,3 +282,29 @@ def test_weighted_columns_of_implicit_rows():
     np.testing.assert_allclose(Iw.toarray(), weighted_columns(Z, w), rtol=1e-14, atol=1e-14)
     Z1 = ImplicitRows(E, b)
     assert weighted_columns(Z1, np.ones(Z.shape[1])) is Z1
+
+
+def test_a_fit_compiles_each_kernel_for_one_signature():
+    """Reference: numba's own record of the compiled signatures (issue #33, first use). Inputs
+    of every dtype and memory layout are normalised at the Python boundary, so each compiled
+    kernel of the dense k-means holds exactly one specialisation after fits on float32,
+    Fortran-ordered, integer and float64 data (each further one would cost its own
+    compilation on first use)."""
+    import numba
+
+    from sparsefs._kernels import kmeans as km
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 6))
+    for Xi in (X, X.astype(np.float32), np.asfortranarray(X), (10 * X).astype(np.int64)):
+        kmeans(Xi, 3, n_init=2, seed=0)
+        kmeans(Xi, 2, n_init=1, seed=1, algorithm="lloyd")
+        wcss(Xi, np.arange(40) % 3, 3)
+    hartigan_wong(X.astype(np.float32), X[:3], lloyd_first=True)
+    kernels = {name: obj for name, obj in vars(km).items()
+               if isinstance(obj, numba.core.registry.CPUDispatcher)}
+    assert {"_hw_lloyd", "_hw_transfers", "_kmeans_plusplus_core", "_recompute"} <= {
+        name for name, d in kernels.items() if d.signatures}
+    for name, d in kernels.items():
+        if not name.startswith("_s_"):  # the sparse kernels: their own inputs, other tests
+            assert len(d.signatures) <= 1, (name, d.signatures)
