@@ -1,6 +1,7 @@
 r"""Column identity and scale, shared by every method kernel (issue #34's common layer).
 
-* :func:`power_of_two_scale`: the one scale guard: a power of two near ``max |X|``, dividing by
+* :func:`power_of_two_scale`: the shared scale guard (the sparse k-means alternation keeps its
+  own column-wise variant, still to merge): a power of two near ``max |X|``, dividing by
   which is exact, so a kernel can work near 1 whatever the units (1e-300 or 1e300) and its
   results stay the same bits up to that exact factor;
 * :func:`duplicate_column_groups`: the one duplicate-column contract (``first[j]``: the first
