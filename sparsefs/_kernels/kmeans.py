@@ -68,7 +68,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
 
 __all__ = [
     "ImplicitRows",
@@ -119,8 +121,20 @@ class KMeansResult:
 
 
 # --------------------------------------------------------------------------------------------
-# numba core of AS 136
+# Row access: the only code that differs between dense X and the CSR rows of an ImplicitRows
 # --------------------------------------------------------------------------------------------
+#
+# The k-means loops below (Hartigan-Wong's Lloyd passes and transfer stages, Lloyd's iteration,
+# k-means++, the cluster means and the WCSS) are written once over the row-access primitives
+# ``_n_rows``, ``_dist``, ``_dist_bounded``, ``_row_dist``, ``_add_row``, ``_add_cost``,
+# ``_move_point`` and ``_norms``. Each primitive is a numba ``overload`` that picks, when the
+# caller is compiled, the dense arithmetic (X a 2-D array) or the CSR arithmetic (X the tuple
+# ``(data, indices, indptr)`` of the E of Z = 1 b^T + E, centres held as ``D = c - b`` with
+# squared norms ``cn``), so numba compiles one specialisation of each loop per row type. The
+# primitives are inlined into the loops at numba's IR level (``inline="always"``): each
+# specialisation calls the same per-type arithmetic functions as the two hand-written copies
+# did, in the same order, so results (and exact ties) are unchanged bit for bit. Dense X
+# ignores ``cn`` (``_norms`` is a no-op for it).
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
@@ -173,12 +187,203 @@ def _move(X, C, nc, an1, an2, i, l1, l2):
 
 
 @njit(cache=True)
+def _s_sqdist(data, indices, indptr, i, C, cn, k):
+    """``||z_i - c_k||^2`` for centres ``C = c - b`` with squared norms ``cn``."""
+    d = cn[k]
+    for t in range(indptr[i], indptr[i + 1]):
+        e = data[t]
+        d += e * (e - 2.0 * C[k, indices[t]])
+    return d if d > 0.0 else 0.0
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _s_norm2(C, k):
+    q = C.shape[1]
+    s = 0.0
+    for j in range(q):
+        s += C[k, j] * C[k, j]
+    return s
+
+
+@njit(cache=True)
+def _s_norms_into(C, cn):
+    for k in range(C.shape[0]):
+        cn[k] = _s_norm2(C, k)
+
+
+@njit(cache=True)
+def _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2):
+    """:func:`_move` on Z = 1 b^T + E (and the two centres' squared norms)."""
+    q = C.shape[1]
+    al1 = float(nc[l1])
+    alw = al1 - 1.0
+    al2 = float(nc[l2])
+    alt = al2 + 1.0
+    for t in range(indptr[i], indptr[i + 1]):  # (c*n - x)/(n - 1) with c*n/(n - 1) below
+        j = indices[t]
+        C[l1, j] -= data[t] / al1
+        C[l2, j] += data[t] / al2
+    f1 = al1 / alw
+    f2 = al2 / alt
+    for j in range(q):
+        C[l1, j] *= f1
+        C[l2, j] *= f2
+    cn[l1] = _s_norm2(C, l1)
+    cn[l2] = _s_norm2(C, l2)
+    nc[l1] -= 1
+    nc[l2] += 1
+    an2[l1] = alw / al1
+    an1[l1] = alw / (alw - 1.0) if alw > 1.0 else _BIG
+    an1[l2] = alt / al2
+    an2[l2] = alt / (alt + 1.0)
+
+
+@njit(cache=True)
+def _s_sqdist_rows(data, indices, indptr, i, k):
+    """``||z_i - z_k||^2 = ||e_i - e_k||^2`` by a merge of the two sorted rows."""
+    a, a1 = indptr[i], indptr[i + 1]
+    c, c1 = indptr[k], indptr[k + 1]
+    d = 0.0
+    while a < a1 or c < c1:
+        if c >= c1 or (a < a1 and indices[a] < indices[c]):
+            t = data[a]
+            a += 1
+        elif a >= a1 or indices[c] < indices[a]:
+            t = -data[c]
+            c += 1
+        else:
+            t = data[a] - data[c]
+            a += 1
+            c += 1
+        d += t * t
+    return d
+
+
+def _dense(X) -> bool:
+    """At compile time: is the row-access argument a dense 2-D array (else a CSR tuple)?"""
+    if isinstance(X, types.Array):
+        return True
+    if isinstance(X, types.BaseTuple) and len(X) == 3:
+        return False
+    raise TypingError(f"k-means rows must be a 2-D array or (data, indices, indptr), not {X}")
+
+
+def _n_rows(X):
+    """The number of rows (stub: compiled through its overload)."""
+
+
+def _dist(X, i, C, cn, k):
+    """``||x_i - c_k||^2`` (stub: compiled through its overload)."""
+
+
+def _dist_bounded(X, i, C, cn, k, bound):
+    """``||x_i - c_k||^2`` or, dense only, a value >= ``bound`` once the partial sum reaches
+    it (the CSR distance is one short pass: never cut). Stub."""
+
+
+def _row_dist(X, i, k):
+    """``||x_i - x_k||^2`` between two rows (stub)."""
+
+
+def _add_row(X, i, S, k):
+    """``S[k] += x_i`` (stub)."""
+
+
+def _add_cost(X, i, C, cn, k, total):
+    """``total + ||x_i - c_k||^2``; dense: added coordinate by coordinate (stub)."""
+
+
+def _move_point(X, C, cn, nc, an1, an2, i, l1, l2):
+    """Move point i from cluster l1 to l2 (:func:`_move`, :func:`_s_move`; stub)."""
+
+
+def _norms(X, C, cn):
+    """CSR: ``cn`` = the centres' squared norms; dense: nothing (stub)."""
+
+
+@overload(_n_rows, inline="always")
+def _ol_n_rows(X):
+    if _dense(X):
+        return lambda X: X.shape[0]
+    return lambda X: X[2].shape[0] - 1
+
+
+@overload(_dist, inline="always")
+def _ol_dist(X, i, C, cn, k):
+    if _dense(X):
+        return lambda X, i, C, cn, k: _sqdist(X, i, C, k)
+    return lambda X, i, C, cn, k: _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
+
+
+@overload(_dist_bounded, inline="always")
+def _ol_dist_bounded(X, i, C, cn, k, bound):
+    if _dense(X):
+        return lambda X, i, C, cn, k, bound: _sqdist_bounded(X, i, C, k, bound)
+    return lambda X, i, C, cn, k, bound: _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
+
+
+@overload(_row_dist, inline="always")
+def _ol_row_dist(X, i, k):
+    if _dense(X):
+        return lambda X, i, k: _sqdist(X, i, X, k)
+    return lambda X, i, k: _s_sqdist_rows(X[0], X[1], X[2], i, k)
+
+
+@overload(_add_row, inline="always")
+def _ol_add_row(X, i, S, k):
+    if _dense(X):
+        def dense(X, i, S, k):
+            for j in range(X.shape[1]):
+                S[k, j] += X[i, j]
+        return dense
+
+    def csr(X, i, S, k):
+        data, indices, indptr = X
+        for t in range(indptr[i], indptr[i + 1]):
+            S[k, indices[t]] += data[t]
+    return csr
+
+
+@overload(_add_cost, inline="always")
+def _ol_add_cost(X, i, C, cn, k, total):
+    if _dense(X):
+        def dense(X, i, C, cn, k, total):
+            for j in range(X.shape[1]):
+                t = X[i, j] - C[k, j]
+                total += t * t
+            return total
+        return dense
+    return lambda X, i, C, cn, k, total: total + _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
+
+
+@overload(_move_point, inline="always")
+def _ol_move_point(X, C, cn, nc, an1, an2, i, l1, l2):
+    if _dense(X):
+        return lambda X, C, cn, nc, an1, an2, i, l1, l2: _move(X, C, nc, an1, an2, i, l1, l2)
+    return lambda X, C, cn, nc, an1, an2, i, l1, l2: _s_move(X[0], X[1], X[2], C, cn, nc, an1,
+                                                             an2, i, l1, l2)
+
+
+@overload(_norms, inline="always")
+def _ol_norms(X, C, cn):
+    if _dense(X):
+        return lambda X, C, cn: None
+    return lambda X, C, cn: _s_norms_into(C, cn)
+
+
+# --------------------------------------------------------------------------------------------
+# The k-means core, written once (compiled per row type: dense and CSR)
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
 def _means_into(X, labels, C, nc):
     """The means ``C`` and sizes ``nc`` of the partition ``labels`` (written in place; an
-    empty cluster's row is 0). The compiled kernels allocate nothing: work arrays come from
-    the Python wrappers, which keeps numba's first-use compilation short."""
-    n, p = X.shape
-    K = C.shape[0]
+    empty cluster's row is 0; CSR: the means ``D_k`` of the rows of E). The compiled kernels
+    allocate nothing: work arrays come from the Python wrappers, which keeps numba's
+    first-use compilation short."""
+    n = _n_rows(X)
+    K, p = C.shape
     for k in range(K):
         nc[k] = 0
         for j in range(p):
@@ -186,8 +391,7 @@ def _means_into(X, labels, C, nc):
     for i in range(n):
         k = labels[i]
         nc[k] += 1
-        for j in range(p):
-            C[k, j] += X[i, j]
+        _add_row(X, i, C, k)
     for k in range(K):
         if nc[k] > 0:
             for j in range(p):
@@ -195,36 +399,35 @@ def _means_into(X, labels, C, nc):
 
 
 @njit(cache=True)
-def _recompute(X, labels, C, nc):
-    """Means and sizes (in place) and the WCSS of the partition ``labels``, from X."""
-    n, p = X.shape
+def _recompute(X, labels, C, nc, cn):
+    """Means and sizes (and CSR: squared norms) in place, and the WCSS of ``labels``."""
+    n = _n_rows(X)
     _means_into(X, labels, C, nc)
+    _norms(X, C, cn)
     total = 0.0
     for i in range(n):
-        k = labels[i]
-        for j in range(p):
-            t = X[i, j] - C[k, j]
-            total += t * t
+        total = _add_cost(X, i, C, cn, labels[i], total)
     return total
 
 
 @njit(cache=True, inline="always")
-def _fill_empty(X, ic1, C, nc):
+def _fill_empty(X, ic1, C, cn, nc):
     """The means ``C`` and sizes ``nc`` (in place) of the partition ``ic1``, after giving each
     empty cluster the point farthest from its own centre (taken from a cluster of size >= 2;
     ``ic1`` is updated in place): the WCSS does not increase. (Lloyd's iteration;
     Hartigan-Wong's Lloyd passes use :func:`_fill_empty_py`, outside their compiled loop.)"""
-    n = X.shape[0]
+    n = _n_rows(X)
     K = C.shape[0]
     _means_into(X, ic1, C, nc)
     for k in range(K):
         if nc[k] > 0:
             continue
+        _norms(X, C, cn)
         best = -1.0
         bi = -1
         for i in range(n):
             if nc[ic1[i]] >= 2:
-                dist = _sqdist(X, i, C, ic1[i])
+                dist = _dist(X, i, C, cn, ic1[i])
                 if dist > best:
                     best = dist
                     bi = i
@@ -233,23 +436,24 @@ def _fill_empty(X, ic1, C, nc):
 
 
 @njit(cache=True)
-def _own_sqdist(X, labels, C, out):
+def _own_sqdist(X, labels, C, cn, out):
     """``out[i] = ||x_i - c_{labels[i]}||^2`` (the distances of :func:`_fill_empty`)."""
-    for i in range(X.shape[0]):
-        out[i] = _sqdist(X, i, C, labels[i])
+    _norms(X, C, cn)
+    for i in range(_n_rows(X)):
+        out[i] = _dist(X, i, C, cn, labels[i])
 
 
-def _fill_empty_py(X, ic1, C, nc):
+def _fill_empty_py(X, ic1, C, cn, nc):
     """:func:`_fill_empty` driven from Python (the same arithmetic: :func:`_means_into` and
-    :func:`_sqdist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
+    :func:`_dist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
     passes hand an emptied cluster to it, so their compiled loop carries no repair code and
     the repair compiles one small distance loop, on first need (issue #33)."""
     _means_into(X, ic1, C, nc)
-    dist = np.empty(X.shape[0])
+    dist = np.empty(ic1.shape[0])
     for k in range(C.shape[0]):
         if nc[k] > 0:
             continue
-        _own_sqdist(X, ic1, C, dist)
+        _own_sqdist(X, ic1, C, cn, dist)
         eligible = (nc[ic1] >= 2) & (dist > -1.0)  # (-1: the compiled loop's start)
         bi = int(np.argmax(np.where(eligible, dist, -np.inf)))  # the first of the largest
         if not eligible[bi]:
@@ -259,7 +463,7 @@ def _fill_empty_py(X, ic1, C, nc):
 
 
 @njit(cache=True)
-def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
+def _hw_lloyd(X, C, cn, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
     """Lloyd passes (the nearest-centre assignment and the sums in one pass; the first is AS
     136's initial assignment) until, after at least two, at most ``stop`` labels change, or
     ``lloyd_iter + 1`` passes: the transfer stages finish the tail of single moves far more
@@ -269,8 +473,9 @@ def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
     ``empty`` True the last pass left a cluster empty and returned before counting itself and
     updating ``C``, and the caller (:func:`_hartigan_wong_core`) fills it and calls again:
     the rare path stays out of this function's compilation."""
-    n, p = X.shape
-    K = C.shape[0]
+    n = _n_rows(X)
+    K, p = C.shape
+    _norms(X, C, cn)
     while True:
         # one pass: closest (ic1) and second closest (ic2) centre of every point, and the
         # cluster sums and sizes of the new partition
@@ -282,12 +487,12 @@ def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
         for i in range(n):
             b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _sqdist
             b2 = np.intp(1)
-            d1 = _sqdist(X, i, C, b1)
-            d2 = _sqdist(X, i, C, b2)
+            d1 = _dist(X, i, C, cn, b1)
+            d2 = _dist(X, i, C, cn, b2)
             if d2 < d1:
                 b1, b2, d1, d2 = 1, 0, d2, d1
             for L in range(2, K):
-                dl = _sqdist_bounded(X, i, C, L, d2)
+                dl = _dist_bounded(X, i, C, cn, L, d2)
                 if dl < d1:
                     b2, d2 = b1, d1
                     b1, d1 = L, dl
@@ -298,26 +503,27 @@ def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
             ic1[i] = b1
             ic2[i] = b2
             nc[b1] += 1
-            for j in range(p):
-                sums[b1, j] += X[i, j]
+            _add_row(X, i, sums, b1)
         for L in range(K):
             if nc[L] == 0:
                 return n_lloyd, changed, True
         for L in range(K):  # C: the means of the partition ic1
             for j in range(p):
                 C[L, j] = sums[L, j] / nc[L]
+        _norms(X, C, cn)
         n_lloyd += 1
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
             return n_lloyd, changed, False
 
 
 @njit(cache=True)
-def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
+def _hw_transfers(X, C, cn, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
     """The transfer stages of AS 136 from the partition ``ic1`` with means ``C`` and sizes
     ``nc`` (all updated in place; the other arrays are work space of length K, K, K, K, K
     and n) until an optimal-transfer stage moves nothing. Returns (stages, converged)."""
-    m = X.shape[0]
+    m = _n_rows(X)
     K = C.shape[0]
+    _norms(X, C, cn)
     for L in range(K):
         aa = float(nc[L])
         an2[L] = aa / (aa + 1.0)
@@ -342,16 +548,16 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
             l1 = ic1[i]
             if nc[l1] != 1:
                 if ncp[l1] != 0:  # l1 updated in this stage (or the first stage): new D(i)
-                    d[i] = _sqdist(X, i, C, l1) * an1[l1]
+                    d[i] = _dist(X, i, C, cn, l1) * an1[l1]
                 ll = ic2[i]
                 l2 = ll
-                r2 = _sqdist(X, i, C, ll) * an2[ll]
+                r2 = _dist(X, i, C, cn, ll) * an2[ll]
                 for L in range(K):
                     # l1 not live: only the live clusters can have become better for i
                     if (step >= live[l1] and step >= live[L]) or l1 == L or ll == L:
                         continue
                     rr = r2 / an2[L]
-                    dc = _sqdist_bounded(X, i, C, L, rr)
+                    dc = _dist_bounded(X, i, C, cn, L, rr)
                     if dc < rr:
                         r2 = dc * an2[L]
                         l2 = L
@@ -363,7 +569,7 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
                     live[l2] = m + step
                     ncp[l1] = step
                     ncp[l2] = step
-                    _move(X, C, nc, an1, an2, i, l1, l2)
+                    _move_point(X, C, cn, nc, an1, an2, i, l1, l2)
                     ic1[i] = l2
                     ic2[i] = l1
             if indx == m:
@@ -385,10 +591,10 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
                 l2 = ic2[i]
                 if nc[l1] != 1:
                     if istep <= ncp[l1]:  # l1 updated during the last m steps: new D(i)
-                        d[i] = _sqdist(X, i, C, l1) * an1[l1]
+                        d[i] = _dist(X, i, C, cn, l1) * an1[l1]
                     if istep < ncp[l1] or istep < ncp[l2]:
                         r2 = d[i] / an2[l2]
-                        dd = _sqdist_bounded(X, i, C, l2, r2)
+                        dd = _dist_bounded(X, i, C, cn, l2, r2)
                         if dd < r2:
                             icoun = 0
                             indx = 0
@@ -396,7 +602,7 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
                             itran[l2] = 1
                             ncp[l1] = istep + m
                             ncp[l2] = istep + m
-                            _move(X, C, nc, an1, an2, i, l1, l2)
+                            _move_point(X, C, cn, nc, an1, an2, i, l1, l2)
                             ic1[i] = l2
                             ic2[i] = l1
                 if icoun == m:
@@ -409,14 +615,22 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
     return n_iter, False
 
 
+def _rows_n(X) -> int:
+    """Rows of a dense X or of a CSR tuple (from Python)."""
+    return X.shape[0] if isinstance(X, np.ndarray) else X[2].shape[0] - 1
+
+
 def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
     """AS 136 from the centres ``C0``: :func:`_hw_lloyd`, :func:`_hw_transfers`, then the
-    means and WCSS recomputed (:func:`_recompute`). The compiled parts allocate nothing and
-    are orchestrated here: numba re-optimises every callee inside each caller's module, so
-    one compiled function holding all of it compiles far more slowly."""
-    n, p = X.shape
-    K = C0.shape[0]
+    means and WCSS recomputed (:func:`_recompute`). ``X``: dense, or the CSR tuple of an
+    :class:`ImplicitRows` (then ``C0`` and the returned centres are ``c - b``). The compiled
+    parts allocate nothing and are orchestrated here: numba re-optimises every callee inside
+    each caller's module, so one compiled function holding all of it compiles far more
+    slowly."""
+    n = _rows_n(X)
+    K, p = C0.shape
     C = np.array(C0, dtype=np.float64, order="C")
+    cn = np.empty(K)
     ic1 = np.empty(n, dtype=np.intp)
     ic2 = np.zeros(n, dtype=np.intp)
     nc = np.zeros(K, dtype=np.int64)
@@ -424,28 +638,30 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
     ic1[:] = -1
     n_lloyd = 0
     while True:
-        n_lloyd, changed, empty = _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop)
+        n_lloyd, changed, empty = _hw_lloyd(X, C, cn, ic1, ic2, sums, nc, n_lloyd, lloyd_iter,
+                                            stop)
         if not empty:
             break
-        _fill_empty_py(X, ic1, C, nc)  # an emptied cluster: the rare path
+        _fill_empty_py(X, ic1, C, cn, nc)  # an emptied cluster: the rare path
         moved = ic2 == ic1  # a point moved into the empty cluster: another second choice
         ic2[moved] = np.where(ic1[moved] != 0, 0, 1)
         n_lloyd += 1
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
             break
     ki = np.empty((3, K), dtype=np.int64)
-    n_iter, converged = _hw_transfers(X, C, ic1, ic2, nc, np.empty(K), np.empty(K), ki[0],
+    n_iter, converged = _hw_transfers(X, C, cn, ic1, ic2, nc, np.empty(K), np.empty(K), ki[0],
                                       ki[1], ki[2], np.empty(n), max_iter)
-    total = _recompute(X, ic1, C, nc)
+    total = _recompute(X, ic1, C, nc, cn)
     return ic1, C, total, n_iter + n_lloyd, converged
 
 
 @njit(cache=True)
-def _lloyd_iterations(X, C, labels, nc, max_iter):
+def _lloyd_iterations(X, C, cn, labels, nc, max_iter):
     """Lloyd's iteration from the centres ``C`` (``C``, ``labels``, ``nc`` updated in place)
     until no label changes. Returns (iterations, converged)."""
-    n = X.shape[0]
+    n = _n_rows(X)
     K = C.shape[0]
+    _norms(X, C, cn)
     for i in range(n):
         labels[i] = -1
     converged = False
@@ -455,9 +671,9 @@ def _lloyd_iterations(X, C, labels, nc, max_iter):
         changed = 0
         for i in range(n):
             best = np.intp(0)  # a typed int, not a literal: one compiled signature
-            dbest = _sqdist(X, i, C, best)
+            dbest = _dist(X, i, C, cn, best)
             for L in range(1, K):
-                dl = _sqdist_bounded(X, i, C, L, dbest)
+                dl = _dist_bounded(X, i, C, cn, L, dbest)
                 if dl < dbest:
                     dbest = dl
                     best = L
@@ -467,28 +683,97 @@ def _lloyd_iterations(X, C, labels, nc, max_iter):
         if changed == 0:
             converged = True
             break
-        _fill_empty(X, labels, C, nc)
+        _fill_empty(X, labels, C, cn, nc)
+        _norms(X, C, cn)
     return n_iter, converged
 
 
 def _lloyd_core(X, C0, max_iter):
-    n = X.shape[0]
+    """Lloyd from ``C0`` then the means and WCSS recomputed (``X`` as in
+    :func:`_hartigan_wong_core`)."""
+    n = _rows_n(X)
     K = C0.shape[0]
     C = np.array(C0, dtype=np.float64, order="C")
+    cn = np.empty(K)
     labels = np.empty(n, dtype=np.intp)
     nc = np.zeros(K, dtype=np.int64)
-    n_iter, converged = _lloyd_iterations(X, C, labels, nc, max_iter)
-    total = _recompute(X, labels, C, nc)
+    n_iter, converged = _lloyd_iterations(X, C, cn, labels, nc, max_iter)
+    total = _recompute(X, labels, C, nc, cn)
     return labels, C, total, n_iter, converged
 
 
-def _stats(X, labels, K):
+def _stats(X, labels, K, p):
     """Means, sizes and WCSS of a partition (:func:`_recompute` with fresh arrays)."""
-    C = np.empty((K, X.shape[1]))
+    C = np.empty((K, p))
     nc = np.empty(K, dtype=np.int64)
-    total = _recompute(X, labels, C, nc)
+    total = _recompute(X, labels, C, nc, np.empty(K))
     return C, nc, total
 
+
+def _kmeans_plusplus_indices(X, first, draws):
+    """:func:`_kmeans_plusplus_core` with its work arrays."""
+    n = _rows_n(X)
+    K, T = draws.shape[0] + 1, draws.shape[1]
+    idx = np.empty(K, dtype=np.intp)
+    cand = np.empty(T, dtype=np.intp)
+    _kmeans_plusplus_core(X, first, draws, idx, cand, np.empty((T + 2, n)), np.empty(T))
+    return idx
+
+
+@njit(cache=True)
+def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
+    """Indices ``idx`` of the greedy k-means++ centres; ``draws`` are the uniforms of each
+    step (``cand``, ``work`` of shape (T + 2, n) and ``pot`` are work space).
+
+    One pass over X per step: every point's distance to all the step's candidates at once.
+    """
+    n = _n_rows(X)
+    K = draws.shape[0] + 1
+    T = draws.shape[1]
+    idx[0] = first
+    closest = work[0]
+    cum = work[1]
+    trial = work[2:]
+    for i in range(n):
+        closest[i] = _row_dist(X, i, first)
+    for c in range(1, K):
+        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted / min: cheaper to compile)
+        for i in range(n):
+            acc += closest[i]
+            cum[i] = acc
+        for t in range(T):
+            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
+        for t in range(T):
+            pot[t] = 0.0
+        for i in range(n):
+            for t in range(T):
+                d = _row_dist(X, i, cand[t])
+                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
+                    d = closest[i]
+                trial[t, i] = d
+                pot[t] += d
+        best = 0
+        for t in range(1, T):
+            if pot[t] < pot[best]:
+                best = t
+        idx[c] = cand[best]
+        for i in range(n):
+            closest[i] = trial[best, i]
+
+
+@njit(cache=True, inline="always")
+def _search_right(a, v, last):
+    """``min(np.searchsorted(a, v, side="right"), last)`` for sorted ``a`` (the first index
+    with a > v). Inlined into its callers (no compiled function of its own)."""
+    lo = 0
+    hi = a.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] <= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < last else last
 
 # --------------------------------------------------------------------------------------------
 # Public functions
@@ -622,71 +907,6 @@ def kmeans_plusplus(
     return X[_kmeans_plusplus_indices(X, first, draws)].copy()
 
 
-def _kmeans_plusplus_indices(X, first, draws):
-    """:func:`_kmeans_plusplus_core` with its work arrays."""
-    n = X.shape[0]
-    K, T = draws.shape[0] + 1, draws.shape[1]
-    idx = np.empty(K, dtype=np.intp)
-    cand = np.empty(T, dtype=np.intp)
-    _kmeans_plusplus_core(X, first, draws, idx, cand, np.empty((T + 2, n)), np.empty(T))
-    return idx
-
-
-@njit(cache=True)
-def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
-    """Indices ``idx`` of the greedy k-means++ centres; ``draws`` are the uniforms of each
-    step (``cand``, ``work`` of shape (T + 2, n) and ``pot`` are work space).
-
-    One pass over X per step: every point's distance to all the step's candidates at once.
-    """
-    n = X.shape[0]
-    K = draws.shape[0] + 1
-    T = draws.shape[1]
-    idx[0] = first
-    closest = work[0]
-    cum = work[1]
-    trial = work[2:]
-    for i in range(n):
-        closest[i] = _sqdist(X, i, X, first)  # the rows' distance: _sqdist with C = X
-    for c in range(1, K):
-        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted / min: cheaper to compile)
-        for i in range(n):
-            acc += closest[i]
-            cum[i] = acc
-        for t in range(T):
-            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
-        for t in range(T):
-            pot[t] = 0.0
-        for i in range(n):
-            for t in range(T):
-                d = _sqdist(X, i, X, cand[t])
-                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
-                    d = closest[i]
-                trial[t, i] = d
-                pot[t] += d
-        best = 0
-        for t in range(1, T):
-            if pot[t] < pot[best]:
-                best = t
-        idx[c] = cand[best]
-        for i in range(n):
-            closest[i] = trial[best, i]
-
-
-@njit(cache=True, inline="always")
-def _search_right(a, v, last):
-    """``min(np.searchsorted(a, v, side="right"), last)`` for sorted ``a`` (the first index
-    with a > v). Inlined into its callers (no compiled function of its own)."""
-    lo = 0
-    hi = a.shape[0]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if a[mid] <= v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo if lo < last else last
-
 
 def kmeans(
     X: np.ndarray,
@@ -793,7 +1013,7 @@ def weighted_columns(X: np.ndarray, w: np.ndarray) -> np.ndarray:
 def wcss(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> float:
     """The within-cluster sum of squares of a partition (centroids recomputed, two passes)."""
     X = _as_float_c(X)
-    _, _, total = _stats(X, np.asarray(labels, dtype=np.intp), int(n_clusters))
+    _, _, total = _stats(X, np.asarray(labels, dtype=np.intp), int(n_clusters), X.shape[1])
     return float(total)
 
 
@@ -820,7 +1040,7 @@ def transfer_gains(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> np.nda
     """
     X = _as_float_c(X)
     labels = np.asarray(labels, dtype=np.intp)
-    C, nc, _ = _stats(X, labels, int(n_clusters))
+    C, nc, _ = _stats(X, labels, int(n_clusters), X.shape[1])
     nc = nc.astype(np.float64)
     diff = X[:, None, :] - C[None, :, :]
     dist = np.einsum("ikj,ikj->ik", diff, diff)
@@ -913,427 +1133,6 @@ class ImplicitRows:
         return self.data, self.indices, self.indptr
 
 
-@njit(cache=True)
-def _s_sqdist(data, indices, indptr, i, C, cn, k):
-    """``||z_i - c_k||^2`` for centres ``C = c - b`` with squared norms ``cn``."""
-    d = cn[k]
-    for t in range(indptr[i], indptr[i + 1]):
-        e = data[t]
-        d += e * (e - 2.0 * C[k, indices[t]])
-    return d if d > 0.0 else 0.0
-
-
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _s_norm2(C, k):
-    q = C.shape[1]
-    s = 0.0
-    for j in range(q):
-        s += C[k, j] * C[k, j]
-    return s
-
-
-@njit(cache=True)
-def _s_norms_into(C, cn):
-    for k in range(C.shape[0]):
-        cn[k] = _s_norm2(C, k)
-
-
-@njit(cache=True)
-def _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2):
-    q = C.shape[1]
-    al1 = float(nc[l1])
-    alw = al1 - 1.0
-    al2 = float(nc[l2])
-    alt = al2 + 1.0
-    for t in range(indptr[i], indptr[i + 1]):  # (c*n - x)/(n - 1) with c*n/(n - 1) below
-        j = indices[t]
-        C[l1, j] -= data[t] / al1
-        C[l2, j] += data[t] / al2
-    f1 = al1 / alw
-    f2 = al2 / alt
-    for j in range(q):
-        C[l1, j] *= f1
-        C[l2, j] *= f2
-    cn[l1] = _s_norm2(C, l1)
-    cn[l2] = _s_norm2(C, l2)
-    nc[l1] -= 1
-    nc[l2] += 1
-    an2[l1] = alw / al1
-    an1[l1] = alw / (alw - 1.0) if alw > 1.0 else _BIG
-    an1[l2] = alt / al2
-    an2[l2] = alt / (alt + 1.0)
-
-
-@njit(cache=True)
-def _s_optimal_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp, d, itran,
-                        live, indx):
-    m = indptr.shape[0] - 1
-    K = C.shape[0]
-    for L in range(K):
-        if itran[L] == 1:
-            live[L] = m + 1
-    for i in range(m):
-        step = i + 1
-        indx += 1
-        l1 = ic1[i]
-        if nc[l1] != 1:
-            if ncp[l1] != 0:
-                d[i] = _s_sqdist(data, indices, indptr, i, C, cn, l1) * an1[l1]
-            ll = ic2[i]
-            l2 = ll
-            r2 = _s_sqdist(data, indices, indptr, i, C, cn, ll) * an2[ll]
-            for L in range(K):
-                if (step >= live[l1] and step >= live[L]) or l1 == L or ll == L:
-                    continue
-                rr = r2 / an2[L]
-                dc = _s_sqdist(data, indices, indptr, i, C, cn, L)
-                if dc < rr:
-                    r2 = dc * an2[L]
-                    l2 = L
-            if r2 >= d[i]:
-                ic2[i] = l2
-            else:
-                indx = 0
-                live[l1] = m + step
-                live[l2] = m + step
-                ncp[l1] = step
-                ncp[l2] = step
-                _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2)
-                ic1[i] = l2
-                ic2[i] = l1
-        if indx == m:
-            return indx
-    for L in range(K):
-        itran[L] = 0
-        live[L] -= m
-    return indx
-
-
-@njit(cache=True)
-def _s_quick_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp, d, itran,
-                      indx, max_steps):
-    m = indptr.shape[0] - 1
-    icoun = 0
-    istep = 0
-    while True:
-        for i in range(m):
-            icoun += 1
-            istep += 1
-            if istep > max_steps:
-                return indx, False
-            l1 = ic1[i]
-            l2 = ic2[i]
-            if nc[l1] != 1:
-                if istep <= ncp[l1]:
-                    d[i] = _s_sqdist(data, indices, indptr, i, C, cn, l1) * an1[l1]
-                if istep < ncp[l1] or istep < ncp[l2]:
-                    r2 = d[i] / an2[l2]
-                    dd = _s_sqdist(data, indices, indptr, i, C, cn, l2)
-                    if dd < r2:
-                        icoun = 0
-                        indx = 0
-                        itran[l1] = 1
-                        itran[l2] = 1
-                        ncp[l1] = istep + m
-                        ncp[l2] = istep + m
-                        _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2)
-                        ic1[i] = l2
-                        ic2[i] = l1
-            if icoun == m:
-                return indx, True
-
-
-@njit(cache=True)
-def _s_means_into(data, indices, indptr, labels, C, nc):
-    """``D_k`` (mean of the sparse rows of cluster k; 0 for an empty one) and the sizes,
-    written into ``C`` and ``nc``."""
-    n = indptr.shape[0] - 1
-    K, q = C.shape
-    for k in range(K):
-        nc[k] = 0
-        for j in range(q):
-            C[k, j] = 0.0
-    for i in range(n):
-        k = labels[i]
-        nc[k] += 1
-        for t in range(indptr[i], indptr[i + 1]):
-            C[k, indices[t]] += data[t]
-    for k in range(K):
-        if nc[k] > 0:
-            for j in range(q):
-                C[k, j] /= nc[k]
-
-
-@njit(cache=True)
-def _s_recompute(data, indices, indptr, labels, C, nc, cn):
-    """``D_k``, sizes and squared norms (in place) and the WCSS of the partition."""
-    n = indptr.shape[0] - 1
-    _s_means_into(data, indices, indptr, labels, C, nc)
-    _s_norms_into(C, cn)
-    total = 0.0
-    for i in range(n):
-        total += _s_sqdist(data, indices, indptr, i, C, cn, labels[i])
-    return total
-
-
-@njit(cache=True, inline="always")
-def _s_fill_empty(data, indices, indptr, ic1, C, nc, cn):
-    """:func:`_fill_empty` on Z (``C``, ``nc``, ``cn`` and ``ic1`` updated in place)."""
-    n = indptr.shape[0] - 1
-    K = C.shape[0]
-    _s_means_into(data, indices, indptr, ic1, C, nc)
-    for k in range(K):
-        if nc[k] > 0:
-            continue
-        _s_norms_into(C, cn)
-        best = -1.0
-        bi = -1
-        for i in range(n):
-            if nc[ic1[i]] >= 2:
-                dist = _s_sqdist(data, indices, indptr, i, C, cn, ic1[i])
-                if dist > best:
-                    best = dist
-                    bi = i
-        ic1[bi] = k
-        _s_means_into(data, indices, indptr, ic1, C, nc)
-
-
-@njit(cache=True, inline="always")
-def _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc):
-    n = indptr.shape[0] - 1
-    K = C.shape[0]
-    for L in range(K):
-        nc[L] = 0
-        for j in range(sums.shape[1]):
-            sums[L, j] = 0.0
-    changed = 0
-    for i in range(n):
-        b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _s_sqdist
-        b2 = np.intp(1)
-        d1 = _s_sqdist(data, indices, indptr, i, C, cn, b1)
-        d2 = _s_sqdist(data, indices, indptr, i, C, cn, b2)
-        if d2 < d1:
-            b1, b2, d1, d2 = 1, 0, d2, d1
-        for L in range(2, K):
-            dl = _s_sqdist(data, indices, indptr, i, C, cn, L)
-            if dl < d1:
-                b2, d2 = b1, d1
-                b1, d1 = L, dl
-            elif dl < d2:
-                b2, d2 = L, dl
-        if ic1[i] != b1:
-            changed += 1
-        ic1[i] = b1
-        ic2[i] = b2
-        nc[b1] += 1
-        for t in range(indptr[i], indptr[i + 1]):
-            sums[b1, indices[t]] += data[t]
-    return changed
-
-
-@njit(cache=True)
-def _s_hw_lloyd(data, indices, indptr, C, cn, ic1, ic2, sums, nc, lloyd_iter, stop):
-    """:func:`_hw_lloyd` on Z = 1 b^T + E (``C``: the centres ``c - b``, ``cn`` their
-    squared norms; all updated in place)."""
-    n = indptr.shape[0] - 1
-    K, q = C.shape
-    for i in range(n):
-        ic1[i] = -1
-    _s_norms_into(C, cn)
-    n_lloyd = 0
-    while True:
-        changed = _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc)
-        empty = False
-        for L in range(K):
-            empty = empty or nc[L] == 0
-        if empty:
-            _s_fill_empty(data, indices, indptr, ic1, C, nc, cn)
-            for i in range(n):
-                if ic2[i] == ic1[i]:
-                    ic2[i] = 0 if ic1[i] != 0 else 1
-        else:
-            for L in range(K):
-                for j in range(q):
-                    C[L, j] = sums[L, j] / nc[L]
-        _s_norms_into(C, cn)
-        n_lloyd += 1
-        if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
-            break
-    return n_lloyd
-
-
-@njit(cache=True)
-def _s_hw_transfers(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, itran, ncp, live, d,
-                    max_iter):
-    """:func:`_hw_transfers` on Z = 1 b^T + E."""
-    n = indptr.shape[0] - 1
-    K = C.shape[0]
-    for L in range(K):
-        aa = float(nc[L])
-        an2[L] = aa / (aa + 1.0)
-        an1[L] = aa / (aa - 1.0) if aa > 1.0 else _BIG
-        itran[L] = 1
-        ncp[L] = -1
-        live[L] = 0
-    for i in range(n):
-        d[i] = 0.0
-    indx = np.intp(0)
-    converged = False
-    n_iter = 0
-    max_steps = 50 * n + 1000
-    for _ in range(max_iter):
-        n_iter += 1
-        indx = _s_optimal_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp,
-                                   d, itran, live, indx)
-        if indx == n:
-            converged = True
-            break
-        indx, finished = _s_quick_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1,
-                                           an2, ncp, d, itran, indx, max_steps)
-        if K == 2 and finished:
-            converged = True
-            break
-        for L in range(K):
-            ncp[L] = 0
-    return n_iter, converged
-
-
-def _s_hartigan_wong_core(data, indices, indptr, C0, max_iter, lloyd_iter, stop):
-    """:func:`_hartigan_wong_core` on Z = 1 b^T + E (``C0``: initial ``c - b``)."""
-    n = indptr.shape[0] - 1
-    K, q = C0.shape
-    C = np.array(C0, dtype=np.float64, order="C")
-    cn = np.empty(K)
-    ic1 = np.empty(n, dtype=np.intp)
-    ic2 = np.zeros(n, dtype=np.intp)
-    nc = np.zeros(K, dtype=np.int64)
-    n_lloyd = _s_hw_lloyd(data, indices, indptr, C, cn, ic1, ic2, np.empty((K, q)), nc,
-                          lloyd_iter, stop)
-    ki = np.empty((3, K), dtype=np.int64)
-    n_iter, converged = _s_hw_transfers(data, indices, indptr, C, cn, ic1, ic2, nc, np.empty(K),
-                                        np.empty(K), ki[0], ki[1], ki[2], np.empty(n), max_iter)
-    total = _s_recompute(data, indices, indptr, ic1, C, nc, cn)
-    return ic1, C, total, n_iter + n_lloyd, converged
-
-
-@njit(cache=True)
-def _s_lloyd_iterations(data, indices, indptr, C, cn, labels, nc, max_iter):
-    n = indptr.shape[0] - 1
-    K = C.shape[0]
-    _s_norms_into(C, cn)
-    for i in range(n):
-        labels[i] = -1
-    converged = False
-    n_iter = 0
-    for _ in range(max_iter):
-        n_iter += 1
-        changed = 0
-        for i in range(n):
-            best = np.intp(0)  # a typed int, not a literal: one compiled signature
-            dbest = _s_sqdist(data, indices, indptr, i, C, cn, best)
-            for L in range(1, K):
-                dl = _s_sqdist(data, indices, indptr, i, C, cn, L)
-                if dl < dbest:
-                    dbest = dl
-                    best = L
-            if best != labels[i]:
-                changed += 1
-                labels[i] = best
-        if changed == 0:
-            converged = True
-            break
-        _s_fill_empty(data, indices, indptr, labels, C, nc, cn)
-        _s_norms_into(C, cn)
-    return n_iter, converged
-
-
-def _s_lloyd_core(data, indices, indptr, C0, max_iter):
-    n = indptr.shape[0] - 1
-    K = C0.shape[0]
-    C = np.array(C0, dtype=np.float64, order="C")
-    cn = np.empty(K)
-    labels = np.empty(n, dtype=np.intp)
-    nc = np.zeros(K, dtype=np.int64)
-    n_iter, converged = _s_lloyd_iterations(data, indices, indptr, C, cn, labels, nc, max_iter)
-    total = _s_recompute(data, indices, indptr, labels, C, nc, cn)
-    return labels, C, total, n_iter, converged
-
-
-def _s_stats(data, indices, indptr, labels, K, q):
-    C = np.empty((K, q))
-    nc = np.empty(K, dtype=np.int64)
-    total = _s_recompute(data, indices, indptr, labels, C, nc, np.empty(K))
-    return C, nc, total
-
-
-@njit(cache=True)
-def _s_sqdist_rows(data, indices, indptr, i, k):
-    """``||z_i - z_k||^2 = ||e_i - e_k||^2`` by a merge of the two sorted rows."""
-    a, a1 = indptr[i], indptr[i + 1]
-    c, c1 = indptr[k], indptr[k + 1]
-    d = 0.0
-    while a < a1 or c < c1:
-        if c >= c1 or (a < a1 and indices[a] < indices[c]):
-            t = data[a]
-            a += 1
-        elif a >= a1 or indices[c] < indices[a]:
-            t = -data[c]
-            c += 1
-        else:
-            t = data[a] - data[c]
-            a += 1
-            c += 1
-        d += t * t
-    return d
-
-
-def _s_kmeans_plusplus_indices(data, indices, indptr, first, draws):
-    n = indptr.shape[0] - 1
-    K, T = draws.shape[0] + 1, draws.shape[1]
-    idx = np.empty(K, dtype=np.intp)
-    cand = np.empty(T, dtype=np.intp)
-    _s_kmeans_plusplus_core(data, indices, indptr, first, draws, idx, cand, np.empty((T + 2, n)),
-                            np.empty(T))
-    return idx
-
-
-@njit(cache=True)
-def _s_kmeans_plusplus_core(data, indices, indptr, first, draws, idx, cand, work, pot):
-    """:func:`_kmeans_plusplus_core` on the rows of E (distances by sorted-row merges)."""
-    n = indptr.shape[0] - 1
-    K = draws.shape[0] + 1
-    T = draws.shape[1]
-    idx[0] = first
-    closest = work[0]
-    cum = work[1]
-    trial = work[2:]
-    for i in range(n):
-        closest[i] = _s_sqdist_rows(data, indices, indptr, i, first)
-    for c in range(1, K):
-        acc = 0.0
-        for i in range(n):
-            acc += closest[i]
-            cum[i] = acc
-        for t in range(T):
-            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
-        for t in range(T):
-            pot[t] = 0.0
-        for i in range(n):
-            for t in range(T):
-                d = _s_sqdist_rows(data, indices, indptr, i, cand[t])
-                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
-                    d = closest[i]
-                trial[t, i] = d
-                pot[t] += d
-        best = 0
-        for t in range(1, T):
-            if pot[t] < pot[best]:
-                best = t
-        idx[c] = cand[best]
-        for i in range(n):
-            closest[i] = trial[best, i]
-
-
 def _s_rows(X: ImplicitRows, idx) -> np.ndarray:
     """Rows ``idx`` of E, densified (``k`` x q: centres ``c - b``)."""
     out = np.zeros((len(idx), X.shape[1]))
@@ -1352,10 +1151,10 @@ def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm,
                      return_all):
     """:func:`kmeans` on an :class:`ImplicitRows` (the same random stream as dense X)."""
     n, q = X.shape
-    data, indices, indptr = X._parts()
+    parts = X._parts()
     if n_clusters == 1:
         labels = np.zeros(n, dtype=np.intp)
-        Cd, _, total = _s_stats(data, indices, indptr, labels, 1, q)
+        Cd, _, total = _stats(parts, labels, 1, q)
         res = _s_result(X, labels, Cd, total, 0, True)
         return [res] if return_all else res
     rng = np.random.default_rng(seed)
@@ -1375,14 +1174,13 @@ def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm,
         elif isinstance(init, np.ndarray) or init == "k-means++":
             first = int(rng.integers(n))
             draws = rng.random((max(int(n_clusters) - 1, 0), 2 + int(math.log(n_clusters))))
-            C = _s_rows(X, _s_kmeans_plusplus_indices(data, indices, indptr, first, draws))
+            C = _s_rows(X, _kmeans_plusplus_indices(parts, first, draws))
         else:
             raise ValueError(f"init={init!r} must be 'k-means++', 'random' or an array.")
         if algorithm == "hartigan":
-            out = _s_hartigan_wong_core(data, indices, indptr, C, int(max_iter), int(max_iter),
-                                        n // _LLOYD_STOP)
+            out = _hartigan_wong_core(parts, C, int(max_iter), int(max_iter), n // _LLOYD_STOP)
         else:
-            out = _s_lloyd_core(data, indices, indptr, C, int(max_iter))
+            out = _lloyd_core(parts, C, int(max_iter))
         res = _s_result(X, *out)
         results.append(res)
         if best is None or res.inertia < best.inertia:
@@ -1392,8 +1190,7 @@ def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm,
 
 def implicit_cluster_means(X: ImplicitRows, labels, n_clusters):
     """Sizes and ``D_k`` (cluster means minus the background; 0 for an empty cluster)."""
-    data, indices, indptr = X._parts()
     D = np.empty((int(n_clusters), X.shape[1]))
     nc = np.empty(int(n_clusters), dtype=np.int64)
-    _s_means_into(data, indices, indptr, np.asarray(labels, dtype=np.intp), D, nc)
+    _means_into(X._parts(), np.asarray(labels, dtype=np.intp), D, nc)
     return nc.astype(np.float64), D
