@@ -75,6 +75,7 @@ from numba.extending import overload
 __all__ = [
     "ImplicitRows",
     "KMeansResult",
+    "cluster_sums",
     "hartigan_wong",
     "implicit_cluster_means",
     "is_hartigan_optimal",
@@ -377,21 +378,29 @@ def _ol_norms(X, C, cn):
 
 
 @njit(cache=True)
+def _sums_into(X, labels, S, nc):
+    """The row sums ``S`` and sizes ``nc`` of the partition ``labels`` (in place), adding the
+    rows in order (the bits of a one-hot sparse product, or of ``np.add.at``)."""
+    n = _n_rows(X)
+    K, p = S.shape
+    for k in range(K):
+        nc[k] = 0
+        for j in range(p):
+            S[k, j] = 0.0
+    for i in range(n):
+        k = labels[i]
+        nc[k] += 1
+        _add_row(X, i, S, k)
+
+
+@njit(cache=True)
 def _means_into(X, labels, C, nc):
     """The means ``C`` and sizes ``nc`` of the partition ``labels`` (written in place; an
     empty cluster's row is 0; CSR: the means ``D_k`` of the rows of E). The compiled kernels
     allocate nothing: work arrays come from the Python wrappers, which keeps numba's
     first-use compilation short."""
-    n = _n_rows(X)
     K, p = C.shape
-    for k in range(K):
-        nc[k] = 0
-        for j in range(p):
-            C[k, j] = 0.0
-    for i in range(n):
-        k = labels[i]
-        nc[k] += 1
-        _add_row(X, i, C, k)
+    _sums_into(X, labels, C, nc)
     for k in range(K):
         if nc[k] > 0:
             for j in range(p):
@@ -1186,6 +1195,42 @@ def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm,
         if best is None or res.inertia < best.inertia:
             best = res
     return results if return_all else best
+
+
+def _check_labels(labels, n_clusters: int, n: int) -> np.ndarray:
+    labels = np.asarray(labels, dtype=np.intp)
+    if labels.shape != (n,):
+        raise ValueError(f"labels of shape {labels.shape} do not match {n} rows.")
+    if n and (labels.min() < 0 or labels.max() >= n_clusters):
+        raise ValueError(f"labels must be in [0, n_clusters={n_clusters}).")
+    return labels
+
+
+def cluster_sums(X, labels, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster sizes and row sums of a partition, in one compiled pass (the core's
+    :func:`_sums_into`; rows added in order, so the sums have the bits of ``np.add.at`` or of
+    the product with the one-hot K x n matrix).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or ImplicitRows
+        For an :class:`ImplicitRows`, the sums of the rows of its sparse part E.
+    labels : ndarray of shape (n_samples,)
+        Integer labels in ``0..n_clusters-1``.
+    n_clusters : int
+
+    Returns
+    -------
+    counts : ndarray of shape (n_clusters,), int64
+    sums : ndarray of shape (n_clusters, n_features)
+    """
+    rows = X._parts() if isinstance(X, ImplicitRows) else _as_float_c(X)
+    K = int(n_clusters)
+    labels = _check_labels(labels, K, X.shape[0])
+    S = np.empty((K, X.shape[1]))
+    nc = np.empty(K, dtype=np.int64)
+    _sums_into(rows, labels, S, nc)
+    return nc, S
 
 
 def implicit_cluster_means(X: ImplicitRows, labels, n_clusters):
