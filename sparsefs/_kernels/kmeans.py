@@ -50,6 +50,18 @@ Weighted k-means (the C-step of sparse k-means, minimising :math:`\sum_j w_j
 \mathrm{WCSS}_j`) is :func:`kmeans` on the columns with :math:`w_j > 0` scaled by
 :math:`\sqrt{w_j}`: :func:`weighted_columns`.
 
+**One core for dense and sparse rows** (issue #34): the compiled loops (Hartigan–Wong's Lloyd
+passes and transfer stages, Lloyd's iteration, k-means++, the cluster sums and means, the WCSS)
+are written once over a few row-access primitives (``_dist``, ``_dist_bounded``, ``_add_row``,
+``_add_cost``, ``_move_point``, ``_norms``): numba overloads, one per row type, chosen when a
+loop is compiled: the dense arithmetic (X a 2-D array) or the CSR arithmetic of an
+:class:`ImplicitRows` (the tuple ``(data, indices, indptr)`` of its E, centres held as
+``c - b`` with their squared norms). numba compiles one specialisation of each loop per row
+type, each doing exactly the arithmetic of the former hand-written dense and CSR copies
+(results and exact ties bit for bit: ``benchmarks/record_kmeans_bits.py``). The dask path's
+per-block sums and UFCM's dense cluster means use the same compiled pass
+(:func:`cluster_sums`).
+
 Pure numpy + numba: no scikit-learn here.
 
 References
@@ -69,7 +81,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, types
-from numba.core.errors import TypingError
 from numba.extending import overload
 
 __all__ = [
@@ -126,21 +137,60 @@ class KMeansResult:
 # --------------------------------------------------------------------------------------------
 #
 # The k-means loops below (Hartigan-Wong's Lloyd passes and transfer stages, Lloyd's iteration,
-# k-means++, the cluster means and the WCSS) are written once over the row-access primitives
-# ``_n_rows``, ``_dist``, ``_dist_bounded``, ``_row_dist``, ``_add_row``, ``_add_cost``,
-# ``_move_point`` and ``_norms``. Each primitive is a numba ``overload`` that picks, when the
-# caller is compiled, the dense arithmetic (X a 2-D array) or the CSR arithmetic (X the tuple
-# ``(data, indices, indptr)`` of the E of Z = 1 b^T + E, centres held as ``D = c - b`` with
-# squared norms ``cn``), so numba compiles one specialisation of each loop per row type. The
-# primitives are inlined into the loops at numba's IR level (``inline="always"``): each
-# specialisation calls the same per-type arithmetic functions as the two hand-written copies
-# did, in the same order, so results (and exact ties) are unchanged bit for bit. Dense X
-# ignores ``cn`` (``_norms`` is a no-op for it).
+# k-means++, the cluster sums and means, the WCSS) are written once over the row-access
+# primitives ``_dist``, ``_dist_bounded``, ``_add_row``, ``_add_cost``, ``_move_point`` and
+# ``_norms`` (Python stubs). Each has one numba overload for X a dense 2-D array and one for X
+# the tuple ``(data, indices, indptr)`` of the E of an ImplicitRows Z = 1 b^T + E (centres held
+# as ``D = c - b`` with squared norms ``cn``); an overload returns its implementation only for
+# its own row type, so numba compiles one specialisation of each loop per row type, calling
+# the per-type arithmetic directly (each overload with its own compiler options: the dense
+# distances keep their ``fastmath``). The arithmetic is exactly that of the former hand-written
+# dense and CSR copies, so results (and exact ties) are unchanged bit for bit. Dense X ignores
+# ``cn`` (``_norms`` does nothing for it). Each dense primitive is one small compiled function
+# (as the former _sqdist, _sqdist_bounded, _move): first-use compilation as before (#33).
+
+_FAST = {"fastmath": {"reassoc", "contract"}, **_CALLEE}
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
-def _sqdist(X, i, C, k):
-    """``||x_i - c_k||^2`` (also the rows' distance, with ``C = X``)."""
+def _is_dense(X) -> bool:
+    return isinstance(X, types.Array)
+
+
+def _is_csr(X) -> bool:
+    return isinstance(X, types.BaseTuple) and len(X) == 3
+
+
+def _dist(X, i, C, cn, k):
+    """``||x_i - c_k||^2`` (stub: compiled through its overloads); with ``C = X``, the
+    distance between rows i and k (``cn`` unused)."""
+
+
+def _dist_bounded(X, i, C, cn, k, bound):
+    """``||x_i - c_k||^2`` or, dense, a value >= ``bound`` once the partial sum reaches it
+    (the CSR distance, one short pass, is never cut). Stub."""
+
+
+def _add_row(X, i, S, k):
+    """``S[k] += x_i`` (stub)."""
+
+
+def _add_cost(X, i, C, cn, k, total):
+    """``total + ||x_i - c_k||^2``; dense: added coordinate by coordinate (stub)."""
+
+
+def _move_point(X, C, cn, nc, an1, an2, i, l1, l2):
+    """Move point i from cluster l1 to l2: incremental centroid, size and factor updates
+    (stub)."""
+
+
+def _norms(X, C, cn):
+    """CSR: ``cn`` = the centres' squared norms; dense: nothing (stub)."""
+
+
+# -- dense rows
+
+
+def _sqdist(X, i, C, cn, k):
     p = X.shape[1]
     d = 0.0
     for j in range(p):
@@ -149,9 +199,7 @@ def _sqdist(X, i, C, k):
     return d
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
-def _sqdist_bounded(X, i, C, k, bound):
-    """``||x_i - c_k||^2``, or a value >= ``bound`` as soon as the partial sum reaches it."""
+def _sqdist_bounded(X, i, C, cn, k, bound):
     p = X.shape[1]
     d = 0.0
     j0 = 0
@@ -168,9 +216,19 @@ def _sqdist_bounded(X, i, C, k, bound):
     return d
 
 
-@njit(cache=True, **_CALLEE)
-def _move(X, C, nc, an1, an2, i, l1, l2):
-    """Move point i from cluster l1 to l2: incremental centroid, size and factor updates."""
+def _add_dense_row(X, i, S, k):
+    for j in range(X.shape[1]):
+        S[k, j] += X[i, j]
+
+
+def _add_dense_cost(X, i, C, cn, k, total):
+    for j in range(X.shape[1]):
+        t = X[i, j] - C[k, j]
+        total += t * t
+    return total
+
+
+def _move_dense(X, C, cn, nc, an1, an2, i, l1, l2):
     p = X.shape[1]
     al1 = float(nc[l1])
     alw = al1 - 1.0
@@ -185,6 +243,23 @@ def _move(X, C, nc, an1, an2, i, l1, l2):
     an1[l1] = alw / (alw - 1.0) if alw > 1.0 else _BIG
     an1[l2] = alt / al2
     an2[l2] = alt / (alt + 1.0)
+
+
+def _no_norms(X, C, cn):
+    pass
+
+
+for _stub, _impl, _opts, _inline in (
+    (_dist, _sqdist, _FAST, "never"), (_dist_bounded, _sqdist_bounded, _FAST, "never"),
+    (_move_point, _move_dense, _CALLEE, "never"),
+    (_add_row, _add_dense_row, _CALLEE, "never"), (_add_cost, _add_dense_cost, _CALLEE, "never"),
+    (_norms, _no_norms, _CALLEE, "never"),
+):
+    overload(_stub, jit_options=_opts, strict=False, inline=_inline)(
+        lambda *args, _impl=_impl: _impl if _is_dense(args[0]) else None)
+
+
+# -- CSR rows of an ImplicitRows
 
 
 @njit(cache=True)
@@ -214,7 +289,7 @@ def _s_norms_into(C, cn):
 
 @njit(cache=True)
 def _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2):
-    """:func:`_move` on Z = 1 b^T + E (and the two centres' squared norms)."""
+    """:func:`_move_point` on Z = 1 b^T + E (and the two centres' squared norms)."""
     q = C.shape[1]
     al1 = float(nc[l1])
     alw = al1 - 1.0
@@ -260,116 +335,47 @@ def _s_sqdist_rows(data, indices, indptr, i, k):
     return d
 
 
-def _dense(X) -> bool:
-    """At compile time: is the row-access argument a dense 2-D array (else a CSR tuple)?"""
-    if isinstance(X, types.Array):
-        return True
-    if isinstance(X, types.BaseTuple) and len(X) == 3:
-        return False
-    raise TypingError(f"k-means rows must be a 2-D array or (data, indices, indptr), not {X}")
+def _s_dist(X, i, C, cn, k):
+    return _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
 
 
-def _n_rows(X):
-    """The number of rows (stub: compiled through its overload)."""
+def _s_dist_bounded(X, i, C, cn, k, bound):
+    return _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
 
 
-def _dist(X, i, C, cn, k):
-    """``||x_i - c_k||^2`` (stub: compiled through its overload)."""
+def _s_row_dist(X, i, C, cn, k):
+    return _s_sqdist_rows(X[0], X[1], X[2], i, k)
 
 
-def _dist_bounded(X, i, C, cn, k, bound):
-    """``||x_i - c_k||^2`` or, dense only, a value >= ``bound`` once the partial sum reaches
-    it (the CSR distance is one short pass: never cut). Stub."""
+def _s_add_row(X, i, S, k):
+    data, indices, indptr = X
+    for t in range(indptr[i], indptr[i + 1]):
+        S[k, indices[t]] += data[t]
 
 
-def _row_dist(X, i, k):
-    """``||x_i - x_k||^2`` between two rows (stub)."""
+def _s_add_cost(X, i, C, cn, k, total):
+    return total + _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
 
 
-def _add_row(X, i, S, k):
-    """``S[k] += x_i`` (stub)."""
+def _s_move_point(X, C, cn, nc, an1, an2, i, l1, l2):
+    _s_move(X[0], X[1], X[2], C, cn, nc, an1, an2, i, l1, l2)
 
 
-def _add_cost(X, i, C, cn, k, total):
-    """``total + ||x_i - c_k||^2``; dense: added coordinate by coordinate (stub)."""
+def _s_norms(X, C, cn):
+    _s_norms_into(C, cn)
 
 
-def _move_point(X, C, cn, nc, an1, an2, i, l1, l2):
-    """Move point i from cluster l1 to l2 (:func:`_move`, :func:`_s_move`; stub)."""
+for _stub, _impl in ((_dist_bounded, _s_dist_bounded), (_add_row, _s_add_row),
+                     (_add_cost, _s_add_cost), (_move_point, _s_move_point), (_norms, _s_norms)):
+    overload(_stub, jit_options=_CALLEE, strict=False)(
+        lambda *args, _impl=_impl: _impl if _is_csr(args[0]) else None)
 
 
-def _norms(X, C, cn):
-    """CSR: ``cn`` = the centres' squared norms; dense: nothing (stub)."""
-
-
-@overload(_n_rows, inline="always")
-def _ol_n_rows(X):
-    if _dense(X):
-        return lambda X: X.shape[0]
-    return lambda X: X[2].shape[0] - 1
-
-
-@overload(_dist, inline="always")
-def _ol_dist(X, i, C, cn, k):
-    if _dense(X):
-        return lambda X, i, C, cn, k: _sqdist(X, i, C, k)
-    return lambda X, i, C, cn, k: _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
-
-
-@overload(_dist_bounded, inline="always")
-def _ol_dist_bounded(X, i, C, cn, k, bound):
-    if _dense(X):
-        return lambda X, i, C, cn, k, bound: _sqdist_bounded(X, i, C, k, bound)
-    return lambda X, i, C, cn, k, bound: _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
-
-
-@overload(_row_dist, inline="always")
-def _ol_row_dist(X, i, k):
-    if _dense(X):
-        return lambda X, i, k: _sqdist(X, i, X, k)
-    return lambda X, i, k: _s_sqdist_rows(X[0], X[1], X[2], i, k)
-
-
-@overload(_add_row, inline="always")
-def _ol_add_row(X, i, S, k):
-    if _dense(X):
-        def dense(X, i, S, k):
-            for j in range(X.shape[1]):
-                S[k, j] += X[i, j]
-        return dense
-
-    def csr(X, i, S, k):
-        data, indices, indptr = X
-        for t in range(indptr[i], indptr[i + 1]):
-            S[k, indices[t]] += data[t]
-    return csr
-
-
-@overload(_add_cost, inline="always")
-def _ol_add_cost(X, i, C, cn, k, total):
-    if _dense(X):
-        def dense(X, i, C, cn, k, total):
-            for j in range(X.shape[1]):
-                t = X[i, j] - C[k, j]
-                total += t * t
-            return total
-        return dense
-    return lambda X, i, C, cn, k, total: total + _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
-
-
-@overload(_move_point, inline="always")
-def _ol_move_point(X, C, cn, nc, an1, an2, i, l1, l2):
-    if _dense(X):
-        return lambda X, C, cn, nc, an1, an2, i, l1, l2: _move(X, C, nc, an1, an2, i, l1, l2)
-    return lambda X, C, cn, nc, an1, an2, i, l1, l2: _s_move(X[0], X[1], X[2], C, cn, nc, an1,
-                                                             an2, i, l1, l2)
-
-
-@overload(_norms, inline="always")
-def _ol_norms(X, C, cn):
-    if _dense(X):
-        return lambda X, C, cn: None
-    return lambda X, C, cn: _s_norms_into(C, cn)
+@overload(_dist, jit_options=_CALLEE)
+def _ol_s_dist(X, i, C, cn, k):
+    if _is_csr(X):  # a row and a centre, or (C the same rows) two rows
+        return _s_row_dist if _is_csr(C) else _s_dist
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,11 +383,11 @@ def _ol_norms(X, C, cn):
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sums_into(X, labels, S, nc):
     """The row sums ``S`` and sizes ``nc`` of the partition ``labels`` (in place), adding the
     rows in order (the bits of a one-hot sparse product, or of ``np.add.at``)."""
-    n = _n_rows(X)
+    n = labels.shape[0]
     K, p = S.shape
     for k in range(K):
         nc[k] = 0
@@ -410,7 +416,7 @@ def _means_into(X, labels, C, nc):
 @njit(cache=True)
 def _recompute(X, labels, C, nc, cn):
     """Means and sizes (and CSR: squared norms) in place, and the WCSS of ``labels``."""
-    n = _n_rows(X)
+    n = labels.shape[0]
     _means_into(X, labels, C, nc)
     _norms(X, C, cn)
     total = 0.0
@@ -425,7 +431,7 @@ def _fill_empty(X, ic1, C, cn, nc):
     empty cluster the point farthest from its own centre (taken from a cluster of size >= 2;
     ``ic1`` is updated in place): the WCSS does not increase. (Lloyd's iteration;
     Hartigan-Wong's Lloyd passes use :func:`_fill_empty_py`, outside their compiled loop.)"""
-    n = _n_rows(X)
+    n = ic1.shape[0]
     K = C.shape[0]
     _means_into(X, ic1, C, nc)
     for k in range(K):
@@ -448,7 +454,7 @@ def _fill_empty(X, ic1, C, cn, nc):
 def _own_sqdist(X, labels, C, cn, out):
     """``out[i] = ||x_i - c_{labels[i]}||^2`` (the distances of :func:`_fill_empty`)."""
     _norms(X, C, cn)
-    for i in range(_n_rows(X)):
+    for i in range(labels.shape[0]):
         out[i] = _dist(X, i, C, cn, labels[i])
 
 
@@ -482,7 +488,7 @@ def _hw_lloyd(X, C, cn, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
     ``empty`` True the last pass left a cluster empty and returned before counting itself and
     updating ``C``, and the caller (:func:`_hartigan_wong_core`) fills it and calls again:
     the rare path stays out of this function's compilation."""
-    n = _n_rows(X)
+    n = ic1.shape[0]
     K, p = C.shape
     _norms(X, C, cn)
     while True:
@@ -530,7 +536,7 @@ def _hw_transfers(X, C, cn, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_ite
     """The transfer stages of AS 136 from the partition ``ic1`` with means ``C`` and sizes
     ``nc`` (all updated in place; the other arrays are work space of length K, K, K, K, K
     and n) until an optimal-transfer stage moves nothing. Returns (stages, converged)."""
-    m = _n_rows(X)
+    m = ic1.shape[0]
     K = C.shape[0]
     _norms(X, C, cn)
     for L in range(K):
@@ -668,7 +674,7 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
 def _lloyd_iterations(X, C, cn, labels, nc, max_iter):
     """Lloyd's iteration from the centres ``C`` (``C``, ``labels``, ``nc`` updated in place)
     until no label changes. Returns (iterations, converged)."""
-    n = _n_rows(X)
+    n = labels.shape[0]
     K = C.shape[0]
     _norms(X, C, cn)
     for i in range(n):
@@ -736,7 +742,7 @@ def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
 
     One pass over X per step: every point's distance to all the step's candidates at once.
     """
-    n = _n_rows(X)
+    n = work.shape[1]
     K = draws.shape[0] + 1
     T = draws.shape[1]
     idx[0] = first
@@ -744,7 +750,7 @@ def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
     cum = work[1]
     trial = work[2:]
     for i in range(n):
-        closest[i] = _row_dist(X, i, first)
+        closest[i] = _dist(X, i, X, pot, first)  # (pot: an unused float array)
     for c in range(1, K):
         acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted / min: cheaper to compile)
         for i in range(n):
@@ -756,7 +762,7 @@ def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
             pot[t] = 0.0
         for i in range(n):
             for t in range(T):
-                d = _row_dist(X, i, cand[t])
+                d = _dist(X, i, X, pot, cand[t])
                 if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
                     d = closest[i]
                 trial[t, i] = d
@@ -908,12 +914,7 @@ def kmeans_plusplus(
     ndarray of shape (n_clusters, n_features)
     """
     X = _as_float_c(X)
-    n = X.shape[0]
-    if n_local_trials is None:
-        n_local_trials = 2 + int(math.log(n_clusters))
-    first = int(rng.integers(n))
-    draws = rng.random((max(int(n_clusters) - 1, 0), int(n_local_trials)))
-    return X[_kmeans_plusplus_indices(X, first, draws)].copy()
+    return X[_seed_indices(X, X.shape[0], n_clusters, rng, n_local_trials)].copy()
 
 
 
@@ -963,32 +964,75 @@ def kmeans(
         raise ValueError(f"n_init={n_init!r} must be >= 1.")
     if algorithm not in ("hartigan", "lloyd"):
         raise ValueError(f"algorithm={algorithm!r} must be 'hartigan' or 'lloyd'.")
-    if implicit:
-        return _kmeans_implicit(X, n_clusters, n_init, seed, init, algorithm, max_iter,
-                                return_all)
     if n_clusters == 1:
-        return [_single_cluster(X)] if return_all else _single_cluster(X)
+        return [_single(X)] if return_all else _single(X)
+    rows = X._parts() if implicit else X  # what the compiled core reads
     rng = np.random.default_rng(seed)
     best = None
     results = []
     for r in range(int(n_init)):
         if isinstance(init, np.ndarray) and r == 0:
-            C = init
+            C = init if not implicit else _check_centers(X, init) - X.background
         elif isinstance(init, str) and init == "random":
-            C = X[rng.choice(n, size=n_clusters, replace=False)]
+            C = _start_rows(X, rng.choice(n, size=n_clusters, replace=False))
         elif isinstance(init, np.ndarray) or init == "k-means++":
-            C = kmeans_plusplus(X, n_clusters, rng)
+            C = _start_rows(X, _seed_indices(rows, n, n_clusters, rng))
         else:
             raise ValueError(f"init={init!r} must be 'k-means++', 'random' or an array.")
-        if algorithm == "hartigan":  # Lloyd to its fixed point, then Hartigan–Wong transfers
-            res = hartigan_wong(X, C, max_iter=max_iter, lloyd_first=True)
-        else:
-            res = lloyd(X, C, max_iter=max_iter)
+        res = _one_start(X, C, algorithm, max_iter)
         results.append(res)
         if best is None or res.inertia < best.inertia:
             best = res
     return results if return_all else best
 
+
+def _seed_indices(rows, n, n_clusters, rng, n_local_trials=None):
+    """The greedy k-means++ draws (first point, then the uniforms of each step: one random
+    stream for dense and sparse rows) and the indices of the chosen rows."""
+    if n_local_trials is None:
+        n_local_trials = 2 + int(math.log(n_clusters))
+    first = int(rng.integers(n))
+    draws = rng.random((max(int(n_clusters) - 1, 0), int(n_local_trials)))
+    return _kmeans_plusplus_indices(rows, first, draws)
+
+
+def _start_rows(X, idx) -> np.ndarray:
+    """Rows ``idx`` as starting centres (ImplicitRows: the rows of E densified, the centres'
+    ``c - b``)."""
+    if not isinstance(X, ImplicitRows):
+        return X[idx]
+    out = np.zeros((len(idx), X.shape[1]))
+    for r, i in enumerate(idx):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        out[r, X.indices[lo:hi]] = X.data[lo:hi]
+    return out
+
+
+def _single(X) -> KMeansResult:
+    """The one-cluster solution (ImplicitRows: the core's means and WCSS)."""
+    if not isinstance(X, ImplicitRows):
+        return _single_cluster(X)
+    labels = np.zeros(X.shape[0], dtype=np.intp)
+    Cd, _, total = _stats(X._parts(), labels, 1, X.shape[1])
+    return KMeansResult(labels, Cd + X.background, float(total), 0, True)
+
+
+def _one_start(X, C, algorithm, max_iter) -> KMeansResult:
+    """One start of :func:`kmeans` from the centres ``C`` (ImplicitRows: ``c - b``)."""
+    if not isinstance(X, ImplicitRows):
+        if algorithm == "hartigan":  # Lloyd to its fixed point, then Hartigan–Wong transfers
+            return hartigan_wong(X, C, max_iter=max_iter, lloyd_first=True)
+        return lloyd(X, C, max_iter=max_iter)
+    if C.shape[0] == 1:
+        return _single(X)
+    if algorithm == "hartigan":
+        out = _hartigan_wong_core(X._parts(), C, int(max_iter), int(max_iter),
+                                  X.shape[0] // _LLOYD_STOP)
+    else:
+        out = _lloyd_core(X._parts(), C, int(max_iter))
+    labels, Cd, total, n_iter, conv = out
+    return KMeansResult(labels.astype(np.intp), Cd + X.background, float(total), int(n_iter),
+                        bool(conv))
 
 def weighted_columns(X: np.ndarray, w: np.ndarray) -> np.ndarray:
     r"""The matrix of weighted k-means: columns with :math:`w_j > 0`, scaled by :math:`\sqrt{w_j}`.
@@ -1140,61 +1184,6 @@ class ImplicitRows:
 
     def _parts(self):
         return self.data, self.indices, self.indptr
-
-
-def _s_rows(X: ImplicitRows, idx) -> np.ndarray:
-    """Rows ``idx`` of E, densified (``k`` x q: centres ``c - b``)."""
-    out = np.zeros((len(idx), X.shape[1]))
-    for r, i in enumerate(idx):
-        lo, hi = X.indptr[i], X.indptr[i + 1]
-        out[r, X.indices[lo:hi]] = X.data[lo:hi]
-    return out
-
-
-def _s_result(X: ImplicitRows, labels, Cd, total, n_iter, conv) -> KMeansResult:
-    return KMeansResult(labels.astype(np.intp), Cd + X.background, float(total), int(n_iter),
-                        bool(conv))
-
-
-def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm, max_iter,
-                     return_all):
-    """:func:`kmeans` on an :class:`ImplicitRows` (the same random stream as dense X)."""
-    n, q = X.shape
-    parts = X._parts()
-    if n_clusters == 1:
-        labels = np.zeros(n, dtype=np.intp)
-        Cd, _, total = _stats(parts, labels, 1, q)
-        res = _s_result(X, labels, Cd, total, 0, True)
-        return [res] if return_all else res
-    rng = np.random.default_rng(seed)
-    best = None
-    results = []
-    for r in range(int(n_init)):
-        if isinstance(init, np.ndarray) and r == 0:
-            C = np.array(init, dtype=np.float64, order="C")
-            if C.ndim != 2 or C.shape[1] != q:
-                raise ValueError(
-                    f"centers of shape {C.shape} do not match X of shape {X.shape}; need "
-                    "(n_clusters, n_features)."
-                )
-            C = np.ascontiguousarray(C - X.background)
-        elif isinstance(init, str) and init == "random":
-            C = _s_rows(X, rng.choice(n, size=n_clusters, replace=False))
-        elif isinstance(init, np.ndarray) or init == "k-means++":
-            first = int(rng.integers(n))
-            draws = rng.random((max(int(n_clusters) - 1, 0), 2 + int(math.log(n_clusters))))
-            C = _s_rows(X, _kmeans_plusplus_indices(parts, first, draws))
-        else:
-            raise ValueError(f"init={init!r} must be 'k-means++', 'random' or an array.")
-        if algorithm == "hartigan":
-            out = _hartigan_wong_core(parts, C, int(max_iter), int(max_iter), n // _LLOYD_STOP)
-        else:
-            out = _lloyd_core(parts, C, int(max_iter))
-        res = _s_result(X, *out)
-        results.append(res)
-        if best is None or res.inertia < best.inertia:
-            best = res
-    return results if return_all else best
 
 
 def _check_labels(labels, n_clusters: int, n: int) -> np.ndarray:

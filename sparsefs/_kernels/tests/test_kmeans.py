@@ -311,3 +311,36 @@ def test_a_fit_compiles_each_kernel_for_one_signature():
         # compiled by other tests of this session): at most one signature of each
         kinds = [isinstance(sig[0], numba.types.Array) for sig in d.signatures]
         assert kinds.count(True) <= 1 and kinds.count(False) <= 1, (name, d.signatures)
+
+
+def test_cluster_sums_add_the_rows_in_order():
+    """Reference: ``np.add.at`` and the product with the one-hot K x n matrix (the former
+    dask and UFCM passes), equal bit for bit; for ImplicitRows, ``np.add.at`` on E's dense
+    rows. Rows of very different magnitudes, so a different order of additions would show."""
+    import scipy.sparse as sp
+
+    from sparsefs._kernels.kmeans import ImplicitRows, cluster_sums
+
+    rng = np.random.default_rng(0)
+    n = 50
+    X = rng.normal(size=(n, 7)) * 10.0 ** rng.integers(-8, 8, size=(n, 1))
+    labels = rng.integers(4, size=n)
+    labels[labels == 3] = 2  # cluster 3 empty
+    counts, sums = cluster_sums(np.asfortranarray(X), labels, 4)
+    ref = np.zeros((4, 7))
+    np.add.at(ref, labels, X)
+    assert counts.tolist() == np.bincount(labels, minlength=4).tolist()
+    assert sums.tobytes() == ref.tobytes()
+    onehot = sp.csr_array((np.ones(n), (labels, np.arange(n))), shape=(4, n))
+    assert sums.tobytes() == np.asarray(onehot @ X).tobytes()
+    E, b, _ = _implicit_problem()
+    lab = np.arange(E.shape[0]) % 3
+    c2, s2 = cluster_sums(ImplicitRows(E, b), lab, 3)
+    ref2 = np.zeros((3, E.shape[1]))
+    np.add.at(ref2, lab, E.toarray())
+    np.testing.assert_array_equal(s2, ref2)
+    assert c2.tolist() == np.bincount(lab).tolist()
+    with pytest.raises(ValueError, match="labels must be in"):
+        cluster_sums(X, np.full(n, 4), 4)
+    with pytest.raises(ValueError, match="do not match"):
+        cluster_sums(X, labels[:-1], 4)
