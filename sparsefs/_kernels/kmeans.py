@@ -59,8 +59,7 @@ loop is compiled: the dense arithmetic (X a 2-D array) or the CSR arithmetic of 
 ``c - b`` with their squared norms). numba compiles one specialisation of each loop per row
 type, each doing exactly the arithmetic of the former hand-written dense and CSR copies
 (results and exact ties bit for bit: ``benchmarks/record_kmeans_bits.py``). The dask path's
-per-block sums and UFCM's dense cluster means use the same compiled pass
-(:func:`cluster_sums`).
+per-block cluster sums use the same compiled pass (:func:`cluster_sums`).
 
 Pure numpy + numba: no scikit-learn here.
 
@@ -1033,6 +1032,7 @@ def _one_start(X, C, algorithm, max_iter) -> KMeansResult:
     labels, Cd, total, n_iter, conv = out
     return KMeansResult(labels.astype(np.intp), Cd + X.background, float(total), int(n_iter),
                         bool(conv))
+
 
 def weighted_columns(X: np.ndarray, w: np.ndarray) -> np.ndarray:
     r"""The matrix of weighted k-means: columns with :math:`w_j > 0`, scaled by :math:`\sqrt{w_j}`.

@@ -56,8 +56,6 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from sparsefs._kernels import kmeans as _km
-
 __all__ = [
     "DENSE_MAX_FEATURES",
     "DENSE_TALL_MAX_FEATURES",
@@ -530,12 +528,12 @@ def cluster_means(
     """
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
     if isinstance(Y, CenteredSparse):
-        counts = np.bincount(labels, minlength=k).astype(np.float64)
         sums = Y.group_sums(labels, k)
-    else:  # the k-means core's compiled pass (the rows added in order, as np.add.at)
-        counts, sums = _km.cluster_sums(Y, labels, k)
-        counts = counts.astype(np.float64)
+    else:
+        sums = np.zeros((k, Y.shape[1]))
+        np.add.at(sums, labels, Y)
     means = np.divide(sums, counts[:, None], out=np.zeros_like(sums), where=counts[:, None] > 0)
     return means, counts
 
