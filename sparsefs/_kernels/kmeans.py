@@ -145,8 +145,10 @@ class KMeansResult:
 # the per-type arithmetic directly (each overload with its own compiler options: the dense
 # distances keep their ``fastmath``). The arithmetic is exactly that of the former hand-written
 # dense and CSR copies, so results (and exact ties) are unchanged bit for bit. Dense X ignores
-# ``cn`` (``_norms`` does nothing for it). Each dense primitive is one small compiled function
-# (as the former _sqdist, _sqdist_bounded, _move): first-use compilation as before (#33).
+# ``cn`` (``_norms`` does nothing for it). Each dense primitive is one small compiled function,
+# as the former _sqdist, _sqdist_bounded and _move were; _add_row, _add_cost and _norms are
+# three more (the former code had those lines in its loops), which with their linking into
+# each caller cost some first-use compilation (#33; docs/methods/sparse_kmeans.md).
 
 _FAST = {"fastmath": {"reassoc", "contract"}, **_CALLEE}
 
