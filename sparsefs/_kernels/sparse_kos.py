@@ -59,6 +59,11 @@ EPS = 1e-5
 #: :func:`weighted_kernel` groups equal rows when at most this share of the rows is distinct
 GROUP_RATIO = 0.75
 
+# (M + aI)^{-1}Z by conjugate gradients from this many rows, by Cholesky below: ~14 CG
+# iterations of Python overhead cost more than an n^3/3 factorisation up to n ~ 350
+# (one BLAS thread: 0.49 vs 0.91 ms at n = 200, 3.7 vs 3.3 ms at n = 400)
+_DENSE_MIN_CG = 350
+
 # --------------------------------------------------------------------------------------------
 # optimal scores
 # --------------------------------------------------------------------------------------------
@@ -642,7 +647,7 @@ def _dual_coef_from_kernel(
     if form == "package" or solver == "eigh" or disc <= 0:
         A = kos_dual_coef(M, Z, ridge, eps=eps, form=form, solver=solver)
         return A, M @ A
-    A = _paper_partial_fractions(M, Z, ng, eps, cg_max_iter)
+    A = _paper_partial_fractions(M, Z, ng, eps, cg_max_iter, min_cg_size=_DENSE_MIN_CG)
     return A, _centered_product(K, A)
 
 
@@ -1286,6 +1291,7 @@ def sparse_kos(
     solver: str = "cholesky",
     group_ratio: float | None = None,
     factored: bool | None = None,
+    acceleration: str = "extrapolate",
 ) -> tuple[KOSState, np.ndarray, int, bool]:
     r"""Algorithm 1: alternate the linearised weight update and the closed form (5).
 
@@ -1305,6 +1311,15 @@ def sparse_kos(
     and needs about a third fewer outer iterations on the credit data. If no trial decreases
     :math:`F`, the old point is kept and the run stops.
 
+    Acceleration (``acceleration="extrapolate"``, default). Near a solution the alternation
+    converges linearly, with step ratios of 0.6-0.97 on small designs (hundreds of outer
+    iterations per :math:`\lambda` at the top of that range). After two accepted steps in the
+    same direction the run tries Aitken's jump :func:`_extrapolated_point` (one kernel and one
+    closed form) and keeps it only when :math:`F` decreases, so :math:`F` still never
+    increases and the support changes only by the weight step; a run then needs 2-5 times
+    fewer linearisations and stops nearer the stationary point (``"none"``: the paper's plain
+    Algorithm 1).
+
     Stops when :math:`|F^{(t)} - F^{(t-1)}| <` ``tol``, when the step moves :math:`w` by less
     than ``cd_tol`` (then nothing changes), when :math:`w = 0` (absorbing), or after
     ``max_iter`` outer iterations.
@@ -1320,6 +1335,8 @@ def sparse_kos(
         (or ``weights_init``).
     weights_init : ndarray of shape (p,), optional
     max_iter, tol, cd_tol, cd_max_sweeps, max_halvings, line_search
+        See above.
+    acceleration : {"extrapolate", "none"}, default="extrapolate"
         See above.
     eps, form, solver
         See :func:`kos_dual_coef`.
@@ -1346,6 +1363,10 @@ def sparse_kos(
         raise ValueError(
             f"line_search={line_search!r} is not one of ('region', 'scale', 'none')."
         )
+    if acceleration not in ("extrapolate", "none"):
+        raise ValueError(
+            f"acceleration={acceleration!r} is not one of ('extrapolate', 'none')."
+        )
     groups: dict = {}
     solve_kw = {"eps": eps, "form": form, "solver": solver, "group_ratio": group_ratio,
                 "groups": groups}
@@ -1356,6 +1377,7 @@ def sparse_kos(
     history = [f_prev]
     converged = False
     n_iter = 0
+    step_before = None
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter reported after the loop
         w = state.weights
         if not w.any():
@@ -1394,14 +1416,62 @@ def sparse_kos(
         if accepted is None:  # no decrease along the step: stationary for this scheme
             converged = True
             break
+        f_new = accepted.smooth + alpha * float(np.abs(accepted.weights).sum())
+        if acceleration == "extrapolate":
+            step_now = accepted.weights - w
+            ext = _extrapolated_point(step_before, step_now, accepted.weights)
+            step_before = step_now
+            if ext is not None:
+                trial = kos_state(X, Z, sigma2, ridge, ext, x0=accepted.dual_coef, **solve_kw)
+                f_ext = trial.smooth + alpha * float(np.abs(ext).sum())
+                if f_ext < f_new:
+                    accepted, f_new = trial, f_ext
+                    step_before = None  # two fresh steps before the next jump
         state = accepted
-        f_new = state.smooth + alpha * float(np.abs(state.weights).sum())
         history.append(f_new)
         if abs(f_prev - f_new) < tol:
             converged = True
             break
         f_prev = f_new
     return state, np.asarray(history), n_iter, converged
+
+
+def _extrapolated_point(
+    step_before: np.ndarray | None,
+    step: np.ndarray,
+    w: np.ndarray,
+    max_factor: float = 50.0,
+) -> np.ndarray | None:
+    r"""A jump towards the limit of a linearly converging run of Algorithm 1, or None.
+
+    When two consecutive steps :math:`d_{t-1}, d_t` point the same way (cosine
+    :math:`\ge 0.9` on the support) and shrink by :math:`r = \|d_t\|/\|d_{t-1}\| < 0.995`,
+    the remaining steps of a linear rate :math:`r` sum to :math:`d_t\,r/(1-r)` (Aitken's
+    extrapolation along the step). The jump is :math:`w + \tau d_t`, :math:`\tau =
+    \min(r/(1-r),` ``max_factor``), on the support only, shortened so that no weight reaches
+    or crosses zero (zeros are absorbing in Algorithm 1: only the weight step may create
+    them) and clipped to :math:`[-1, 1]`. The caller accepts it only when :math:`F` decreases.
+    """
+    if step_before is None:
+        return None
+    on = w != 0
+    if not on.any() or np.any((step_before != 0) & ~on):
+        return None  # the support changed: no common direction
+    a, b = step_before[on], step[on]
+    na, nb = math.sqrt(float(a @ a)), math.sqrt(float(b @ b))
+    if na == 0.0 or nb == 0.0 or float(a @ b) < 0.9 * na * nb or nb >= 0.995 * na:
+        return None
+    r = nb / na
+    tau = min(r / (1.0 - r), max_factor)
+    wo = w[on]
+    toward = wo * b < 0
+    if toward.any():  # stop at half the distance to zero of the first weight to reach it
+        tau = min(tau, 0.5 * float(np.min(-wo[toward] / b[toward])))
+    if tau <= 1e-3:
+        return None
+    ext = w.copy()
+    ext[on] = np.clip(wo + tau * b, -1.0, 1.0)
+    return ext
 
 
 def sparse_kos_path(
