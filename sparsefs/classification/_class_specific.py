@@ -197,6 +197,7 @@ class ClassSpecificEnsembleClassifier(BaseSelectingClassifier):
     _per_class_selection: ClassVar[bool] = True
     # sparse X goes to the selector when it accepts it (ClassSpecificSelector checks)
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"class_rankings_"})
 
     def __init__(
         self,

@@ -78,6 +78,7 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         "n_jobs": [Integral, None],
     }
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"class_centers_"})
     # Every entry of X enters a class sum (l2) or a class dispersion (l1), so NaN or infinity
     # in X makes those non-finite; only then is X itself scanned (scikit-learn's
     # ``assert_all_finite``, with its usual messages, in _center_stats). This saves one full

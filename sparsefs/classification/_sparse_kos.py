@@ -305,6 +305,7 @@ class SparseKOSClassifier(BaseSelectingClassifier):
         "it standardises (centres) every feature, which makes X dense, and its kernel and "
         "weight steps work on the dense standardised columns"
     )
+    _outputs = frozenset({"weights_"})
     _parameter_constraints: ClassVar[dict] = {
         **BaseSelectingClassifier._parameter_constraints,
         "sigma2": [Interval(Real, 0, None, closed="neither"), None],

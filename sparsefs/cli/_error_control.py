@@ -112,15 +112,15 @@ def error_control_output(est: Any, frame: Any) -> tuple[Any, dict[str, Any]]:
     import numpy as np
 
     from sparsefs._kernels.multiple_testing import adjust_pvalues
+    from sparsefs.base import declared_outputs
     from sparsefs.selection import ErrorControlSelector, KnockoffSelector
 
     index = frame["index"].to_numpy()
     meta: dict[str, Any] = {}
-    pvalues = getattr(est, "pvalues_", None)
-    if pvalues is not None:
-        p = np.where(np.isnan(pvalues), 1.0, np.asarray(pvalues, dtype=np.float64))
-        q = getattr(est, "qvalues_", None)
-        q = adjust_pvalues(p, "bh") if q is None else np.asarray(q)
+    outputs = declared_outputs(est)
+    if "pvalues_" in outputs:
+        p = np.where(np.isnan(est.pvalues_), 1.0, np.asarray(est.pvalues_, dtype=np.float64))
+        q = np.asarray(est.qvalues_) if "qvalues_" in outputs else adjust_pvalues(p, "bh")
         frame = frame.assign(pvalue=p[index], qvalue=q[index])
     if isinstance(est, ErrorControlSelector):
         if est.estimator_scores_ is not None:

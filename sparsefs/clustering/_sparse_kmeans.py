@@ -160,6 +160,7 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
     }
 
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"weights_"})
 
     # --- hooks -------------------------------------------------------------------------
     def _w_step(self, value):  # pragma: no cover - abstract

@@ -352,6 +352,7 @@ class ErrorControlSelector(BaseSelector):
     }
     #: sparse X: the tests run on dense blocks of columns; permutations pass X to the estimator
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"pvalues_", "qvalues_"})
 
     def _resolved_target_type(self) -> str:
         if self.target_type == "auto" and self.pvalues in ("f", "pearson", "spearman"):

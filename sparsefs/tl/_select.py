@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from sparsefs.base import declared_outputs
+
 __all__ = ["select", "write_selection"]
 
 
@@ -524,8 +526,9 @@ def write_selection(
         f"{key}_rank": np.asarray(est.ranking_, dtype=np.int64),
         f"{key}_selected": np.asarray(est.support_, dtype=bool),
     }
+    outputs = declared_outputs(est)
     for attr, suffix in (("frequencies_", "freq"), ("pvalues_", "pval"), ("qvalues_", "qval")):
-        if not hasattr(est, attr):
+        if attr not in outputs:
             continue
         if suffix != "freq" and donors is not None and not donor_level:
             continue  # cell-level p-values beside donor-level ones would mislead
@@ -572,7 +575,7 @@ def write_selection(
                 "group additive model on (donor, group) pseudobulks (crossed)")
         else:
             counts, means = _group_means(X, y_idx, len(groups))
-            pvals = getattr(est, "pvalues_", None)
+            pvals = est.pvalues_ if "pvalues_" in outputs else None
             if pvals is not None:
                 pvals = np.broadcast_to(np.asarray(pvals, dtype=np.float64),
                                         (len(groups), names.shape[0]))
@@ -605,23 +608,22 @@ def _plain(value) -> bool:
 
 def _own_rankings(est, groups: list[str]):
     """``class_rankings_`` rows in the order of ``groups``, or ``None``."""
-    rankings = getattr(est, "class_rankings_", None)
-    if rankings is None:
+    if "class_rankings_" not in declared_outputs(est):
         return None
-    row = {str(c): i for i, c in enumerate(getattr(est, "classes_", []))}
-    return np.asarray(rankings)[[row[g] for g in groups]]
+    row = {str(c): i for i, c in enumerate(est.classes_)}
+    return np.asarray(est.class_rankings_)[[row[g] for g in groups]]
 
 
 def _own_per_group(est, groups: list[str]):
     """The estimator's own per-class statistic as ``n_features x n_columns``, if it has one."""
-    classes = [str(c) for c in getattr(est, "classes_", [])]
-    if hasattr(est, "class_centers_") and hasattr(est, "shared_center_"):
+    outputs = declared_outputs(est)
+    if "class_centers_" in outputs:
         diff = np.asarray(est.class_centers_) - np.asarray(est.shared_center_)[None, :]
         diff = np.where(np.asarray(est.support_)[None, :], diff, 0.0)
-        return diff.T, classes
-    if hasattr(est, "class_supports_"):
+        return diff.T, [str(c) for c in est.classes_]
+    if "class_supports_" in outputs:
         supports = np.asarray(est.class_supports_, dtype=np.float64)
-        return supports.T, classes
-    if hasattr(est, "weights_") and np.ndim(est.weights_) == 1:
+        return supports.T, [str(c) for c in est.classes_]
+    if "weights_" in outputs:
         return np.asarray(est.weights_, dtype=np.float64)[:, None], ["weight"]
     return None, None
