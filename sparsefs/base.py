@@ -44,6 +44,7 @@ from sparsefs._kernels.ranking import (
     resolve_n_features_to_select,
 )
 from sparsefs.exceptions import NoFeatureSelectedWarning
+from sparsefs.utils._results import OUTPUTS, declared_outputs
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, _fit_context
 from sparsefs.utils._targets import resolve_target
 
@@ -59,43 +60,11 @@ __all__ = [
 
 _FLOAT_DTYPES = [np.float64, np.float32]
 
-#: The outputs beyond the selection (``scores_``, ``ranking_``, ``support_``) that an estimator
-#: may declare in its ``_outputs`` (docs/contract.md, "Declared outputs"): a declared output is
-#: set by every fit with the shape given here (p = ``n_features_in_``, K = ``len(classes_)``),
-#: so that ``sparsefs.tl``, the CLI and the plots read what a class declares instead of probing
-#: fitted attributes (:func:`declared_outputs`).
-OUTPUTS: dict[str, str] = {
-    "pvalues_": "(p,) float: a p-value per feature (NaN where the test does not apply)",
-    "qvalues_": "(p,) float: the p-values adjusted by the estimator's FDR / FWER procedure",
-    "frequencies_": "(p,) float: the fraction of resamples that selected each feature",
-    "weights_": "(p,) float: one nonnegative weight per feature (the method's own statistic)",
-    "class_rankings_": "(K, p) int: a ranking per class, rows in the order of classes_",
-    "class_supports_": "(K, p) bool: the selection per class, rows in the order of classes_",
-    "class_centers_": "(K, p) float: a centre per class, with shared_center_ (p,), the "
-                      "centre of a feature that is not selected",
-}
-
 N_FEATURES_TO_SELECT_CONSTRAINT = [
     Interval(Integral, 1, None, closed="left"),
     Interval(RealNotInt, 0, 1, closed="right"),
     None,
 ]
-
-
-def declared_outputs(estimator) -> frozenset[str]:
-    """The outputs (names in :data:`OUTPUTS`) that ``estimator``'s class declares.
-
-    Parameters
-    ----------
-    estimator : object
-        A sparsefs estimator (an instance or a class); anything else declares none.
-
-    Returns
-    -------
-    frozenset of str
-    """
-    cls = estimator if isinstance(estimator, type) else type(estimator)
-    return cls._outputs if issubclass(cls, _SparseEstimatorBase) else frozenset()
 
 
 class SupportMixin(SelectorMixin):

@@ -106,22 +106,21 @@ def wrap_for_error_control(est: Any, args: argparse.Namespace) -> Any:
 
 
 def error_control_output(est: Any, frame: Any) -> tuple[Any, dict[str, Any]]:
-    """Add ``pvalue`` / ``qvalue`` (and ``knockoff_statistic``) columns to the output table
-    of a fitted ``est``; the ``error_control`` entry of the run's metadata (empty when no
-    guarantee was asked for)."""
+    """Complete the ``pvalue`` / ``qvalue`` columns of the output table of a fitted ``est``
+    (a p-value that does not apply counts as 1; q-values by Benjamini-Hochberg when the
+    estimator has none of its own) and add ``knockoff_statistic``; the ``error_control`` entry
+    of the run's metadata (empty when no guarantee was asked for)."""
     import numpy as np
 
     from sparsefs._kernels.multiple_testing import adjust_pvalues
-    from sparsefs.base import declared_outputs
     from sparsefs.selection import ErrorControlSelector, KnockoffSelector
 
     index = frame["index"].to_numpy()
     meta: dict[str, Any] = {}
-    outputs = declared_outputs(est)
-    if "pvalues_" in outputs:
-        p = np.where(np.isnan(est.pvalues_), 1.0, np.asarray(est.pvalues_, dtype=np.float64))
-        q = np.asarray(est.qvalues_) if "qvalues_" in outputs else adjust_pvalues(p, "bh")
-        frame = frame.assign(pvalue=p[index], qvalue=q[index])
+    if "pvalue" in frame.columns:  # declared p-values (scores_frame(..., outputs=True))
+        p = np.where(np.isnan(frame["pvalue"]), 1.0, frame["pvalue"].to_numpy())
+        q = frame["qvalue"].to_numpy() if "qvalue" in frame.columns else adjust_pvalues(p, "bh")
+        frame = frame.assign(pvalue=p, qvalue=q)
     if isinstance(est, ErrorControlSelector):
         if est.estimator_scores_ is not None:
             frame = frame.assign(method_score=est.estimator_scores_[index])

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from sparsefs.base import declared_outputs
+from sparsefs.utils._results import declared_outputs, scores_frame
 
 __all__ = ["select", "write_selection"]
 
@@ -521,18 +521,12 @@ def write_selection(
     donor_level = _donor_fit or getattr(est, "design_", None) is not None
     key = key_added
     scores = np.asarray(est.scores_, dtype=np.float64)
-    columns = {
-        f"{key}_score": scores,
-        f"{key}_rank": np.asarray(est.ranking_, dtype=np.int64),
-        f"{key}_selected": np.asarray(est.support_, dtype=bool),
-    }
     outputs = declared_outputs(est)
-    for attr, suffix in (("frequencies_", "freq"), ("pvalues_", "pval"), ("qvalues_", "qval")):
-        if attr not in outputs:
-            continue
-        if suffix != "freq" and donors is not None and not donor_level:
-            continue  # cell-level p-values beside donor-level ones would mislead
-        columns[f"{key}_{suffix}"] = np.asarray(getattr(est, attr), dtype=np.float64)
+    frame = scores_frame(est, names, sort=False, outputs=True)  # the one per-feature table
+    if donors is not None and not donor_level:  # cell-level p-values beside donor-level ones
+        frame = frame.drop(columns=["pvalue", "qvalue"], errors="ignore")  # would mislead
+    columns = {f"{key}_{_VAR_SUFFIX[c]}": frame[c].to_numpy() for c in frame.columns
+               if c in _VAR_SUFFIX}
     est_params = {k: v for k, v in est.get_params(deep=False).items() if _plain(v)}
     call = {
         "method": info.stem if info is not None else type(est).__name__,
@@ -599,6 +593,12 @@ def write_selection(
         if same_vars:
             adata.varm[key] = np.asarray(per_group, dtype=np.float64)
     adata.uns[key] = uns
+
+
+#: the columns of the per-feature table (sparsefs.utils.scores_frame) stored in adata.var, as
+#: ``{key_added}_{suffix}`` (sparsefs.get.selection_df reads them back)
+_VAR_SUFFIX = {"score": "score", "rank": "rank", "selected": "selected", "frequency": "freq",
+               "pvalue": "pval", "qvalue": "qval"}
 
 
 def _plain(value) -> bool:

@@ -257,9 +257,9 @@ def check_family_interface(est, X, y):
 
 def check_declared_outputs(est, X, y):
     """Every output the class declares (``_outputs``) is set by fit with its documented shape,
-    and an attribute named and shaped like an output in :data:`sparsefs.base.OUTPUTS` is
+    and an attribute named and shaped like an output in :data:`sparsefs.utils._results.OUTPUTS` is
     declared (what ``sparsefs.tl`` and the CLI read is what the class says it gives)."""
-    from sparsefs.base import OUTPUTS, declared_outputs
+    from sparsefs.utils._results import OUTPUTS, declared_outputs
 
     fitted = _fit(clone(est), X, y)
     declared = declared_outputs(fitted)
