@@ -3,7 +3,7 @@
 The method becomes the estimator of an :class:`~sparsefs.selection.ErrorControlSelector`:
 its own analytic p-values when it has them (``fisher_score``: the F test), else label
 permutations of its scores (``--permutations B``). ``-m knockoffs`` takes ``--fdr`` as the
-knockoff filter's own level, ``-m error_control`` as its ``alpha``. The output table gets
+knockoff filter's own level, ``-m error_control`` as its ``level``. The output table gets
 ``pvalue`` and ``qvalue`` columns (also without these flags, for any method that computes
 p-values, the q-values then being Benjamini-Hochberg's) and, for knockoffs, the
 ``knockoff_statistic`` W.
@@ -98,9 +98,9 @@ def wrap_for_error_control(est: Any, args: argparse.Namespace) -> Any:
             raise ValueError("-m knockoffs controls the FDR only: use --fdr Q")
         return est.set_params(fdr=level, n_features_to_select=None)
     if isinstance(est, ErrorControlSelector):
-        return est.set_params(method=method, alpha=level, n_features_to_select=None)
+        return est.set_params(method=method, level=level, n_features_to_select=None)
     B = getattr(args, "permutations", None)
-    return ErrorControlSelector(est, method=method, alpha=level,
+    return ErrorControlSelector(est, method=method, level=level,
                                 n_permutations=B or DEFAULT_PERMUTATIONS,
                                 random_state=getattr(args, "seed", 0))
 
@@ -124,7 +124,7 @@ def error_control_output(est: Any, frame: Any) -> tuple[Any, dict[str, Any]]:
     if isinstance(est, ErrorControlSelector):
         if est.estimator_scores_ is not None:
             frame = frame.assign(method_score=est.estimator_scores_[index])
-        meta = {"rate": est.error_rate_, "level": float(est.alpha), "procedure": est.method,
+        meta = {"rate": est.error_rate_, "level": float(est.level), "procedure": est.method,
                 "pvalues": est.pvalue_method_, "n_permutations": int(est.n_permutations_),
                 "n_selected": int(est.support_.sum())}
     if isinstance(est, KnockoffSelector):
