@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+import sparsefs._dask  # noqa: F401  (registers the dask side of the array dispatch, lazily)
+from sparsefs._kernels.arrays import class_moments, is_lazy, stored_values
 from sparsefs.utils._results import declared_outputs, scores_frame
 
 __all__ = ["select", "write_selection"]
@@ -87,9 +89,9 @@ LEVEL_METHODS = frozenset({
 def _has_negative_values(X) -> bool:
     """Whether X holds a value below 0 (log-normalised expression never does); one read of the
     stored values; dask X is not scanned."""
-    if type(X).__module__.startswith("dask"):
+    if is_lazy(X):
         return False
-    values = X.data if sp.issparse(X) else np.asarray(X)
+    values = stored_values(X)
     return bool(values.size) and float(values.min()) < 0
 
 
@@ -121,7 +123,7 @@ def _in_memory(X):
         raise ValueError("adata has no X (X is None); pass layer=.")
     if sp.issparse(X) or isinstance(X, np.ndarray):
         return X
-    if type(X).__module__.startswith("dask"):
+    if is_lazy(X):
         return X  # the estimators' dask path (docs/dask.md) or their clear error
     to_memory = getattr(X, "to_memory", None)  # anndata's backed sparse datasets
     if callable(to_memory):
@@ -153,14 +155,7 @@ def _class_index(y: np.ndarray, groups: list[str]) -> np.ndarray:
 def _group_means(X, y_idx: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """``(counts, means)`` of every group: one pass of class sums (a dask X block by block,
     never loaded whole: out of core at any size)."""
-    if type(X).__module__.startswith("dask"):
-        from sparsefs._dask._moments import class_moments as dask_class_moments
-
-        mom = dask_class_moments(X, y_idx, n_groups, within=False)
-    else:
-        from sparsefs._kernels.stats import class_moments
-
-        mom = class_moments(X, y_idx, n_groups)
+    mom = class_moments(X, y_idx, n_groups, within=False)
     return mom.counts, mom.means
 
 
