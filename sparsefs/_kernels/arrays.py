@@ -39,8 +39,9 @@ __all__ = [
 
 #: top-level package name -> registration hooks not yet run (see :func:`register_lazy`)
 _LAZY: dict[str, list[Callable[[], None]]] = {}
-_LAZY_LOCK = threading.Lock()
-_SPARSE_TYPES = (sp.spmatrix, sp.sparray)
+#: every package ever registered lazily (a type of another package never waits for the lock)
+_LAZY_PACKAGES: set[str] = set()
+_LAZY_LOCK = threading.RLock()
 
 
 def register_lazy(package: str, hook: Callable[[], None]) -> None:
@@ -56,32 +57,41 @@ def register_lazy(package: str, hook: Callable[[], None]) -> None:
     """
     with _LAZY_LOCK:
         _LAZY.setdefault(package, []).append(hook)
+        _LAZY_PACKAGES.add(package)
 
 
-def _run_lazy(cls: type) -> bool:
-    """Run the pending hooks of the packages of ``cls`` and its bases; whether any ran."""
-    packages = {c.__module__.partition(".")[0] for c in cls.__mro__}
+@functools.cache
+def _packages(cls: type) -> frozenset[str]:
+    """The top-level packages of ``cls`` and its bases."""
+    return frozenset(c.__module__.partition(".")[0] for c in cls.__mro__)
+
+
+def _run_lazy(cls: type) -> None:
+    """Run the pending hooks of the packages of ``cls`` (under the lock, so that another
+    thread dispatching the same type waits for the registration instead of missing it)."""
     with _LAZY_LOCK:
-        hooks = [h for name in packages for h in _LAZY.pop(name, ())]
-    for hook in hooks:
-        hook()
-    return bool(hooks)
+        for name in _packages(cls) & _LAZY.keys():
+            for hook in _LAZY[name]:
+                hook()
+            del _LAZY[name]
 
 
 def array_dispatch(func: Callable) -> Callable:
     """:func:`functools.singledispatch` on the type of the first argument, whose default
     implementation (``func``) first runs the lazy registrations of that type's package
-    (:func:`register_lazy`) and dispatches again if there were any.
+    (:func:`register_lazy`) and dispatches again.
 
-    The result has ``register`` and ``dispatch`` as a singledispatch function has.
+    The result has ``register``, ``dispatch`` and ``registry`` as a singledispatch function.
     """
     dispatcher = functools.singledispatch(func)
 
     @functools.wraps(func)
     def call(X, *args, **kwargs):
-        impl = dispatcher.dispatch(type(X))
-        if impl is func and _LAZY and _run_lazy(type(X)):
-            impl = dispatcher.dispatch(type(X))
+        cls = type(X)
+        impl = dispatcher.dispatch(cls)
+        if impl is func and not _packages(cls).isdisjoint(_LAZY_PACKAGES):
+            _run_lazy(cls)
+            impl = dispatcher.dispatch(cls)
         return impl(X, *args, **kwargs)
 
     call.register = dispatcher.register  # type: ignore[attr-defined]
