@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special, stats
 
+from sparsefs._kernels.arrays import column_max_abs, stored_values, to_dense
 from sparsefs._kernels.threads import MIN_POOL_ELEMENTS, pool_threads, run_tasks
 
 __all__ = [
@@ -116,12 +117,6 @@ def _sparse_sums(X, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return s1, s2, sxy
 
 
-def _column_amax(X) -> np.ndarray:
-    if sp.issparse(X):
-        return np.asarray(abs(X).max(axis=0).toarray(), dtype=np.float64).ravel()
-    return np.abs(X).max(axis=0).astype(np.float64)
-
-
 def _check_finite(values) -> None:
     if not np.all(np.isfinite(values)):
         if np.isnan(values).any():
@@ -162,7 +157,7 @@ def correlations(X, y: np.ndarray) -> CorrelationResult:
         empty = s2 == 0  # no stored nonzero: an all-zero (constant) column
         tiny = np.zeros(p, dtype=bool)
         if not finite.all() or (~empty & (s2 < 1e-200)).any():
-            amax = _column_amax(X)
+            amax = np.asarray(column_max_abs(X), dtype=np.float64)
             tiny = (amax > 0) & (amax < 1e-100)  # squares underflow: rescale those columns
         # overflowing, tiny or (near-)constant columns: the dense recompute of those only
         bad = ~empty & (~finite | tiny | (sxx <= _CANCEL * np.maximum(s2, 1e-300)))
@@ -173,9 +168,8 @@ def correlations(X, y: np.ndarray) -> CorrelationResult:
         cols = np.flatnonzero(bad)
         if cols.size:
             sub = X[:, cols]
-            _check_finite(sub.data if hasattr(sub, "data") else sub)
-            sub = sub.toarray() if hasattr(sub, "toarray") else np.asarray(sub)
-            res = correlations(np.asarray(sub, dtype=np.float64), y)
+            _check_finite(stored_values(sub))
+            res = correlations(to_dense(sub, np.float64), y)
             r[cols], constant[cols] = res.r, res.constant
         return CorrelationResult(np.clip(r, -1.0, 1.0), constant)
     X = np.asarray(X)

@@ -1,6 +1,5 @@
 """Sparse kernel optimal scoring: kernel discriminant analysis with sparse feature weights."""
 
-import os
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from sparsefs._kernels import sparse_kos as _k
+from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.columns import duplicate_column_groups
 from sparsefs.base import BaseSelectingClassifier
 from sparsefs.exceptions import ConvergenceWarning
@@ -311,6 +311,7 @@ class SparseKOSClassifier(BaseSelectingClassifier):
         "it standardises (centres) every feature, which makes X dense, and its kernel and "
         "weight steps work on the dense standardised columns"
     )
+    _outputs = frozenset({"weights_"})
     _parameter_constraints: ClassVar[dict] = {
         **BaseSelectingClassifier._parameter_constraints,
         "sigma2": [Interval(Real, 0, None, closed="neither"), None],
@@ -818,10 +819,7 @@ def _resolve_n_jobs(n_jobs, n_tasks: int) -> int:
         return 1
     if n_jobs == 0:
         raise ValueError("n_jobs=0 is not allowed; pass None, -1 (all CPUs) or a count >= 1.")
-    try:
-        n_cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        n_cpus = os.cpu_count() or 1
+    n_cpus = _threads.available_cpus()
     n = int(n_jobs) if n_jobs > 0 else max(1, n_cpus + 1 + int(n_jobs))
     return max(1, min(n, n_tasks))
 

@@ -21,7 +21,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from sparsefs._dask import is_dask_collection
 from sparsefs._kernels import kmeans as _km
 from sparsefs._kernels import l1_kmeans as _l1
 from sparsefs._kernels import sparse_kmeans as _k
@@ -160,6 +159,7 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
     }
 
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"weights_"})
 
     # --- hooks -------------------------------------------------------------------------
     def _w_step(self, value):  # pragma: no cover - abstract
@@ -339,7 +339,7 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
                 stacklevel=4,
             )
 
-    def predict(self, X) -> np.ndarray:
+    def _predict_in_memory(self, X) -> np.ndarray:
         """Nearest cluster centre in the weighted space.
 
         :math:`\\arg\\min_k \\sum_j w_j (x_j - \\mu_{kj})^2` over the features with nonzero
@@ -356,10 +356,6 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         -------
         labels : ndarray of shape (n_samples,)
         """
-        if is_dask_collection(X):  # a lazy dask array, per row block (docs/dask.md)
-            from sparsefs._dask._kmeans import predict
-
-            return predict(self, X)
         check_is_fitted(self, "cluster_centers_")
         X = self._validate(X, reset=False)
         cols = np.flatnonzero(self.weights_ > 0)
@@ -381,6 +377,12 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         Cw = self._centers_fit[:, cols] * sw
         dist = (Xw * Xw).sum(axis=1)[:, None] - 2.0 * Xw @ Cw.T + (Cw * Cw).sum(axis=1)
         return np.argmin(dist, axis=1).astype(np.intp)
+
+    def _predict_dask(self, X):
+        """``predict`` on a dask array: a lazy dask array, per row block (docs/dask.md)."""
+        from sparsefs._dask._kmeans import predict
+
+        return predict(self, X)
 
 
 _COMMON_PARAMS = """\
