@@ -765,7 +765,7 @@ class SparseKOSClassifier(BaseSelectingClassifier):
         )
         return _k.project(Kx, self._kernel_col_mean, self.dual_coef_)
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision_function_in_memory(self, X) -> np.ndarray:
         """Signed class scores from the projections.
 
         Two classes (``rule="nearest"``): :math:`(P(x) - (\\mu_1 + \\mu_2)/2)\\,
@@ -786,7 +786,7 @@ class SparseKOSClassifier(BaseSelectingClassifier):
         P = self.project(X)
         return self._decider.decision(P)
 
-    def predict(self, X) -> np.ndarray:
+    def _predict_in_memory(self, X) -> np.ndarray:
         """Class of the nearest projected centroid (rule (7)); ties go to the lower class.
 
         Parameters
