@@ -73,8 +73,16 @@ class InMemory:
         return _k.cluster_stats(self.X, labels, n_clusters)
 
     def columns(self, w):
-        """The weighted k-means matrix: columns with w > 0, scaled by sqrt(w)."""
-        return _km.weighted_columns(self.X, w)
+        """The weighted k-means matrix: columns with w > 0, scaled by sqrt(w); C-ordered.
+
+        (Column selection by fancy indexing gives an F-ordered copy: reordering it once here
+        spares the k-means kernels a copy per call and lets :func:`cluster_means` take its
+        compiled row pass, bitwise the sparse-product sums it otherwise runs.)
+        """
+        Xw = _km.weighted_columns(self.X, w)
+        if isinstance(Xw, np.ndarray) and not Xw.flags.c_contiguous:
+            Xw = np.ascontiguousarray(Xw)
+        return Xw
 
     def correlations(self, j: int) -> np.ndarray:
         """``|corr(x_j, x_l)|`` for every column l (0 for constant columns)."""
