@@ -289,12 +289,12 @@ def chain_path(ops, starts, w_steps, *, max_iter, tol, solver):
     max_iter, tol : see :func:`alternate`
     solver : Solver
 
-    Returns
-    -------
-    list of Fit
-        One per grid value.
+    Yields
+    ------
+    Fit
+        The best chain at each grid value, in order (a generator: the caller can slim each
+        fit before the next is computed).
     """
-    fits = []
     chains = None
     for w_step in w_steps:
         if chains is None:
@@ -316,8 +316,7 @@ def chain_path(ops, starts, w_steps, *, max_iter, tol, solver):
             if best is None or fit.objective > best.objective:
                 best = fit
         chains = alive
-        fits.append(best)
-    return fits
+        yield best
 
 
 # --------------------------------------------------------------------------------------------

@@ -227,9 +227,9 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         else:
             path = None
         fits = []
-        for i, v in enumerate(grid):
+        for v in grid:
             if path is not None:
-                fit = path[i]
+                fit = next(path)
             else:
                 extra = (fits[-1].labels,) if fits else ()
                 fit = _best_alternation(ops, starts, self._w_step(v), max_iter=self.max_iter,
