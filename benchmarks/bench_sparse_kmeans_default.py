@@ -109,13 +109,16 @@ def main() -> int:
                     "cpu_s": cpu, "wall_s": wall, "chosen": est.gap_.best,
                     "n_selected": int(sup.sum()), "real": int((sup & real).sum()),
                     "objective": float(est.objective_[-1]),
+                    "objective_str": f"{float(est.objective_[-1]):.3f}",
+                    "chosen_str": f"{est.gap_.best:.4g}",
                     **{k: counter.counts.get(k, 0) for k in
                        ("path_kmeans_runs", "path_c_steps", "search_kmeans_runs",
                         "search_c_steps")},
                 })
                 print(f"{stem} seed {seed} {path}: {cpu:.2f} CPU s", file=sys.stderr, flush=True)
     print_table(rows, ["method", "seed", "gap_path", ("cpu_s", "CPU s"), ("wall_s", "wall s"),
-                       "chosen", ("n_selected", "kept"), ("real", "real of 13"), "objective",
+                       ("chosen_str", "chosen"), ("n_selected", "kept"), ("real", "real of 13"),
+                       ("objective_str", "objective"),
                        ("path_kmeans_runs", "path k-means"), ("path_c_steps", "path C-steps"),
                        ("search_kmeans_runs", "search k-means"),
                        ("search_c_steps", "search C-steps")],
@@ -127,7 +130,7 @@ def main() -> int:
             summary.append({"method": stem, "gap_path": path,
                             "median_cpu_s": float(np.median([r["cpu_s"] for r in sel])),
                             "median_wall_s": float(np.median([r["wall_s"] for r in sel])),
-                            "chosen": [r["chosen"] for r in sel],
+                            "chosen": [r["chosen_str"] for r in sel],
                             "real": [r["real"] for r in sel]})
     print_table(summary, ["method", "gap_path", ("median_cpu_s", "median CPU s"),
                           ("median_wall_s", "median wall s"), "chosen", "real"],
