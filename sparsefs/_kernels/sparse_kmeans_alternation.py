@@ -276,8 +276,8 @@ def chain_path(ops, starts, w_steps, *, max_iter, tol, solver):
     chain, and so the best, is non-decreasing along the path, as the continuation of
     :func:`best_alternation` guarantees (a merged chain ends at or above the partition where
     it merged). Restarting every value from the first partitions instead (the former path)
-    repeats most of each alternation at every value: here a chain usually needs one or two
-    C-steps per value.
+    repeats most of each alternation at every value: here a chain needs about 2.5 C-steps
+    per value on the embedded default (178 x 500), against 4-5 per alternation there.
 
     Parameters
     ----------

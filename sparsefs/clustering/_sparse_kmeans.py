@@ -451,8 +451,9 @@ _COMMON_PARAMS = """\
         How the tuning path fits the grid (on X and on every permuted copy alike, so the gap
         compares like with like). ``"chains"``: each of the ``n_starts`` best first
         partitions (ranked at the first grid value) is continued along the whole grid with
-        the warm C-step (no fresh starts), and each value keeps the best chain: about a
-        third of the former path's work on the embedded default (issue #33). ``"restarts"``:
+        the warm C-step (no fresh starts), and each value keeps the best chain: a quarter
+        to a fifth of the former path's k-means runs on the embedded default (issue #33;
+        docs/methods/sparse_kmeans.md, "Cost of the default tuning"). ``"restarts"``:
         the former path (issue #15): every value restarts the alternation from the
         ``n_starts`` best first partitions, with ``step_n_init`` fresh starts in every
         C-step, and continues the previous value's solution. The final fit runs the restart
