@@ -255,6 +255,10 @@ HASH_RENAMES: tuple[tuple[str, str], ...] = (
 HASH_FORMER_DEFAULTS: tuple[tuple[str, str, Any], ...] = (
     ("sparse_kos", "sigma2_selection", "joint"),
     ("sparse_kos", "acceleration", "none"),
+    # the sparse k-means family's gap path before the chain path (issue #33)
+    ("l1_kmeans", "gap_path", "restarts"),
+    ("sparse_kmeans", "gap_path", "restarts"),
+    ("l0_kmeans", "gap_path", "restarts"),
 )
 
 
