@@ -975,12 +975,21 @@ def _eta_eval(Ap, Tp, e, p, lam, eta):
     Returns ``(F, grad, gap, G, chol, Rp, d)``: the value :math:`F(\eta)`, its gradient, the
     duality gap of the B it defines, :math:`G = A'R'` (rows :math:`g_i`), the Cholesky factor
     of the small system :math:`H = E + A'^\top D A'` (lower), :math:`R'` and
-    :math:`d = \eta/\lambda`.
+    :math:`d = \eta/\lambda`. :func:`_eta_solve` then :func:`_eta_finish`.
+    """
+    return _eta_finish(Ap, p, lam, eta, *_eta_solve(Ap, Tp, e, lam, eta))
+
+
+def _eta_solve(Ap, Tp, e, lam, eta):
+    r"""The small system of one eta: ``(chol, Rp, d, nz)``, :math:`O(|nz| q^2 + q^3)`.
+
+    :math:`H = E + A'^\top D A'` from the rows with :math:`\eta_i > 0` only (``nz``; the zero
+    rows, most of them near the solution, add nothing), its Cholesky factor (lower),
+    :math:`R' = H^{-1}T'` and :math:`d = \eta/\lambda`.
     """
     d = eta / lam
     nz = np.flatnonzero(d > 0.0)
-    # H from the rows with eta_i > 0 only (the zero rows, most of them near the solution, add
-    # nothing), as a symmetric rank-k update (half a GEMM's flops): no M x M temporary
+    # a symmetric rank-k update (half a GEMM's flops): no M x M temporary
     Aw = (Ap * np.sqrt(d)[:, None] if nz.size == Ap.shape[0]
           else Ap[nz] * np.sqrt(d[nz])[:, None])
     if nz.size:
@@ -1004,6 +1013,13 @@ def _eta_eval(Ap, Tp, e, p, lam, eta):
         chol = None
         H = np.tril(H) + np.tril(H, -1).T
         Rp = np.linalg.lstsq(H, Tp, rcond=None)[0]
+    return chol, Rp, d, nz
+
+
+def _eta_finish(Ap, p, lam, eta, chol, Rp, d, nz):
+    """The rest of :func:`_eta_eval` from :func:`_eta_solve`'s output: the M x q product
+    :math:`G = A'R'` (the evaluation's main cost, :math:`2Mq^2` flops), F, its gradient and
+    the duality gap."""
     G = Ap @ Rp
     gn2 = np.einsum("ij,ij->i", G, G)
     R = Rp[:p]
@@ -1016,31 +1032,47 @@ def _eta_eval(Ap, Tp, e, p, lam, eta):
     return F, grad, gap, G, chol, Rp, d
 
 
-def _eta_newton_direction(Ap, G, chol, grad, lam, free, mu):
-    r"""The damped Newton step on the free eta (:func:`_eta_stage`, phase 2).
+def _eta_value(Ap, p, lam, eta, chol, Rp, d, nz):
+    r""":math:`F(\eta)` alone from :func:`_eta_solve`'s output: only the rows ``nz`` of G
+    (:math:`F` weighs :math:`\|g_i\|^2` by :math:`\eta_i`), :math:`2|nz|q^2` flops instead of
+    :math:`2Mq^2` (the Newton phase's line search: a rejected trial point needs no more)."""
+    Gz = Ap[nz] @ Rp
+    R = Rp[:p]
+    rr = float(np.einsum("ij,ij->", R, R))
+    return (0.5 * rr + float(eta[nz] @ np.einsum("ij,ij->i", Gz, Gz)) / (2.0 * lam)
+            + 0.5 * lam * float(eta.sum()))
+
+
+def _eta_newton_hessian(Ap, G, chol, lam, free):
+    r"""The Hessian of F on the free eta (:func:`_eta_stage`, phase 2), undamped.
 
     With :math:`K = A'H^{-1}A'^\top` and the rows :math:`g_i` of G, the Hessian of F is
     :math:`\nabla^2 F = K \circ (GG^\top)/\lambda^2` (positive semi-definite by Schur's
     product theorem; from :math:`\partial g_i/\partial\eta_j = -(K_{ij}/\lambda)\,g_j`).
-    Returns the step solving :math:`(\nabla^2_{FF} F + \mu\,\max\operatorname{diag}\,I)
-    s = -\nabla_F F` and the largest diagonal entry, or None if the damped matrix is not
-    positive definite.
+    Returns it and its largest diagonal entry.
     """
     from scipy.linalg import solve_triangular
 
     Z = solve_triangular(chol[0], Ap[free].T, lower=True, check_finite=False)
     Gf = G[free]
     Hs = (Z.T @ Z) * (Gf @ Gf.T) / (lam * lam)
-    top = float(Hs.diagonal().max(initial=0.0))
+    return Hs, float(Hs.diagonal().max(initial=0.0))
+
+
+def _eta_newton_direction(Hs, top, grad_free, mu):
+    r"""The damped Newton step: :math:`(\nabla^2_{FF} F + \mu\,\max\operatorname{diag}\,I)
+    s = -\nabla_F F` (``Hs`` from :func:`_eta_newton_hessian`, left unchanged), or None if
+    the damped matrix is not positive definite. Only this :math:`O(|F|^3)` factorisation is
+    repeated when the damping changes."""
     if not top > 0.0:
-        return None, top
-    Hs[np.diag_indices_from(Hs)] += mu * top
+        return None
+    Hd = Hs.copy()
+    Hd[np.diag_indices_from(Hd)] += mu * top
     try:
-        step = -cho_solve(cho_factor(Hs, lower=True, check_finite=False), grad[free],
-                          check_finite=False)
+        return -cho_solve(cho_factor(Hd, lower=True, check_finite=False, overwrite_a=True),
+                          grad_free, check_finite=False)
     except np.linalg.LinAlgError:
-        return None, top
-    return step, top
+        return None
 
 
 def _eta_stage(Ap, Tp, e, p, lam, scale, abs_tol, max_eval, gaps):
@@ -1071,7 +1103,7 @@ def _eta_stage(Ap, Tp, e, p, lam, scale, abs_tol, max_eval, gaps):
     from a relative gap of 1e-4 to 1e-8 on text data, ~O(M n^2) each, so the fit grew as
     n^2.8). **Phase 2**: projected Newton on the free variables (Bertsekas' epsilon-active
     set: variables at the bound whose gradient pushes them there are fixed at 0), with the
-    exact Hessian :math:`K \circ (GG^\top)/\lambda^2` (:func:`_eta_newton_direction`) and
+    exact Hessian :math:`K \circ (GG^\top)/\lambda^2` (:func:`_eta_newton_hessian`) and
     Levenberg-Marquardt damping (the Hessian is singular along directions that do not change
     B; the damping grows tenfold when a step fails Armijo's test and shrinks tenfold when one
     passes); quadratic convergence once the support is identified: 25-35 Newton iterations
@@ -1139,7 +1171,12 @@ def _n_free(eta, grad) -> int:
 
 def _eta_newton(Ap, Tp, e, p, lam, eta, ev, record):
     """Phase 2 of :func:`_eta_stage` from ``eta`` (evaluated as ``ev``) until ``record``
-    (which keeps the best evaluation) says to stop."""
+    (which keeps the best evaluation) says to stop.
+
+    The Hessian is formed once per accepted point (:func:`_eta_newton_hessian`); a rejected
+    trial point costs a re-factorisation of the damped Hessian and :func:`_eta_value` (the
+    rows of G on its support), and is not recorded (no gap: its full G is never formed).
+    """
     mu = 1e-6
     while True:
         F, grad, _, G, chol, _, _ = ev
@@ -1152,8 +1189,10 @@ def _eta_newton(Ap, Tp, e, p, lam, eta, ev, record):
         free = np.flatnonzero(~active)
         if free.size > ETA_NEWTON_MAX_FREE:  # pragma: no cover - guarded by the caller
             return
+        Hs, top = _eta_newton_hessian(Ap, G, chol, lam, free)
+        grad_free = grad[free]
         while True:
-            step, top = _eta_newton_direction(Ap, G, chol, grad, lam, free, mu)
+            step = _eta_newton_direction(Hs, top, grad_free, mu)
             if step is None:
                 mu *= 10.0
                 if mu > 1e6:
@@ -1164,10 +1203,11 @@ def _eta_newton(Ap, Tp, e, p, lam, eta, ev, record):
             # the fixed ones by a gradient step, damped alike (the step shrinks to a descent
             # step of the whole eta as mu grows)
             new[active] = np.maximum(eta[active] - grad[active] / (top * (1.0 + mu)), 0.0)
-            ev_new = _eta_eval(Ap, Tp, e, p, lam, new)
-            if record(new, ev_new):
-                return
-            if ev_new[0] <= F + 1e-4 * float(grad @ (new - eta)):
+            sol = _eta_solve(Ap, Tp, e, lam, new)
+            if _eta_value(Ap, p, lam, new, *sol) <= F + 1e-4 * float(grad @ (new - eta)):
+                ev_new = _eta_finish(Ap, p, lam, new, *sol)
+                if record(new, ev_new):
+                    return
                 mu = max(mu / 10.0, 1e-12)
                 break
             mu *= 10.0
