@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
-from numba import njit
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dpotri
@@ -116,20 +115,6 @@ def _diagonal_of(T: np.ndarray) -> np.ndarray | None:
     return t if np.count_nonzero(T) == np.count_nonzero(t) else None
 
 
-@njit(cache=True)
-def _symmetric_times_diag(low, t):  # pragma: no cover - compiled
-    """``S diag(t)`` for the symmetric S whose lower triangle is ``low`` (one pass, C order;
-    the upper triangle of ``low`` is ignored)."""
-    k = low.shape[0]
-    out = np.empty((k, k))
-    for i in range(k):
-        for j in range(i + 1):
-            out[i, j] = low[i, j] * t[j]
-        for j in range(i + 1, k):
-            out[i, j] = low[j, i] * t[j]
-    return out
-
-
 def _eta_eval(Ap, Tp, e, p, lam, eta):
     r"""Everything about one eta of the variational group lasso (:func:`_eta_stage`).
 
@@ -168,7 +153,9 @@ def _eta_solve(Ap, Tp, e, lam, eta):
             inv, info = dpotri(chol[0], lower=1)
             if info != 0:  # pragma: no cover - factor of a singular H
                 raise np.linalg.LinAlgError("dpotri failed")
-            Rp = _symmetric_times_diag(inv, t_diag)
+            Rp = np.tril(inv)  # H^-1 from its lower triangle, then times diag(t), in place
+            Rp += np.tril(inv, -1).T
+            Rp *= t_diag[None, :]
     except np.linalg.LinAlgError:  # pragma: no cover - singular (all eta = 0, affine)
         chol = None
         H = np.tril(H) + np.tril(H, -1).T
