@@ -359,10 +359,10 @@ def _eta_newton(Ap, Tp, e, p, lam, eta, ev, record):
             F_new = _eta_value(Ap, p, lam, new, *sol)
             delta = new - eta
             lin = float(grad @ delta)
-            if F_new <= F + 1e-4 * lin:
+            if F_new < F and F_new <= F + 1e-4 * lin:
                 ev_new = _eta_finish(Ap, p, lam, new, *sol)
-                if record(new, ev_new):
-                    return
+                if record(new, ev_new) or not ev_new[0] < F:
+                    return  # done, or F flat in float64 (the polish takes over)
                 # Nielsen's update from the gain ratio rho = actual / predicted decrease
                 # (the quadratic model on the free variables, the linear one elsewhere)
                 dF = delta[free]
