@@ -8,7 +8,9 @@ r"""Column identity and scale, shared by every method kernel (issue #34's common
   are invariant to a feature's scale) and :func:`constant_columns`;
 * :func:`duplicate_column_groups`: the one duplicate-column contract (``first[j]``: the first
   column exactly equal to column j), with :func:`duplicate_partition` (the same partition as
-  group numbers and sizes) and :func:`tie_duplicate_scores` (equal scores for equal columns).
+  group numbers and sizes), :func:`tie_duplicate_scores` (equal scores for equal columns) and
+  :func:`merge_duplicate_rows` (equal coefficient rows for equal features: the group's mean,
+  which keeps a solution of a convex row-penalised problem optimal; SMBA, RFS, the lasso).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = [
     "constant_columns",
     "duplicate_column_groups",
     "duplicate_partition",
+    "merge_duplicate_rows",
     "power_of_two_scale",
     "tie_duplicate_scores",
 ]
@@ -187,3 +190,28 @@ def duplicate_partition(X) -> tuple[np.ndarray, np.ndarray] | None:
     _, inverse = np.unique(first, return_inverse=True)  # groups numbered 0..G-1
     inverse = inverse.ravel()
     return inverse, np.bincount(inverse)
+
+
+def merge_duplicate_rows(A: np.ndarray, groups: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    r"""Replace the rows of ``A`` (indexed by feature) of every group of duplicated features
+    by the group's mean row (a new array; ``A`` itself when ``groups`` is None).
+
+    **Why this keeps a solution optimal** (merge and split). If features i and i' are equal,
+    :math:`XC` depends on rows :math:`c^i, c^{i'}` only through their sum, so replacing both
+    by their mean leaves the loss unchanged and, by the triangle inequality
+    (:math:`2\|(c^i + c^{i'})/2\| \le \|c^i\| + \|c^{i'}\|`, any norm), does not raise the
+    penalty; the affine constraint (column sums) is kept. The mean of an optimal C is optimal,
+    and the copies get bit-identical rows, hence exactly equal scores.
+    """
+    if groups is None:
+        return A
+    inverse, counts = groups
+    dup = np.flatnonzero(counts[inverse] > 1)
+    out = np.array(A, dtype=np.float64, copy=True)
+    gid = inverse[dup]
+    uniq, local = np.unique(gid, return_inverse=True)
+    sums = np.zeros((uniq.size, *A.shape[1:]))
+    np.add.at(sums, local, out[dup])
+    sums /= counts[uniq].reshape((-1, *(1,) * (A.ndim - 1)))
+    out[dup] = sums[local]
+    return out

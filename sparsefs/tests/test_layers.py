@@ -208,3 +208,41 @@ def test_the_checks_catch_a_deliberate_cycle(tmp_path):
     assert cycles(graph) == [frozenset({"toy.a", "toy.sub.b"})]
     (pkg / "sub" / "b.py").write_text("def f():\n    return 1\n")
     assert cycles(module_graph(pkg, "toy")) == []
+
+
+#: The shared layer inside ``_kernels`` (issue #34) that the split method kernels may use:
+#: duplicate columns and scale guards, column statistics, the l2,1 penalty and group-lasso
+#: solver, threads.
+SHARED_KERNELS = frozenset({"columns", "group_lasso", "stats", "threads"})
+
+
+def method_kernel_violations(graph: dict[str, set[str]], family: str) -> list[str]:
+    """Imports of the ``_kernels.<family>*`` modules that reach neither the shared layer nor
+    their own family, and imports of the shared layer that reach a method kernel."""
+    prefix = "sparsefs._kernels."
+    bad = []
+    for mod, targets in graph.items():
+        if not mod.startswith(prefix):
+            continue
+        leaf = mod.removeprefix(prefix)
+        if leaf.startswith(family):
+            bad += [f"{mod} -> {t}" for t in sorted(targets)
+                    if t.removeprefix(prefix) not in SHARED_KERNELS
+                    and not t.removeprefix(prefix).startswith(family)]
+        elif leaf in SHARED_KERNELS:
+            bad += [f"{mod} -> {t}" for t in sorted(targets)
+                    if t.startswith(prefix) and t.removeprefix(prefix) not in SHARED_KERNELS]
+    return bad
+
+
+def test_smba_kernels_use_only_the_shared_layer_and_their_own_modules():
+    assert method_kernel_violations(GRAPH, "smba") == []
+
+
+def test_the_family_check_sees_a_foreign_import():
+    graph = {"sparsefs._kernels.smba_x": {"sparsefs._kernels.l21", "sparsefs._kernels.columns"},
+             "sparsefs._kernels.group_lasso": {"sparsefs._kernels.smba"}}
+    assert method_kernel_violations(graph, "smba") == [
+        "sparsefs._kernels.smba_x -> sparsefs._kernels.l21",
+        "sparsefs._kernels.group_lasso -> sparsefs._kernels.smba",
+    ]
