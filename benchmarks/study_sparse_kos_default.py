@@ -15,7 +15,8 @@ wall time would be).
 
     python benchmarks/study_sparse_kos_default.py [--quick] [--checks] [--datasets a,b]
 
-``--quick``: 4 splits, no credit default; ``--splits N``: the first N splits (the same seeds). Needs ``$SPARSEFS_DATA`` (or ../shared/data) for the
+``--quick``: 4 splits, no credit default; ``--splits N``: the first N splits (the same
+seeds). Needs ``$SPARSEFS_DATA`` (or ../shared/data) for the
 UCI sets and ALLAML (skipped when absent).
 """
 
