@@ -489,12 +489,10 @@ class SparseKOSClassifier(BaseSelectingClassifier):
 
     def _bandwidths_and_ridges(self, Xs, y_idx, usable, w_one):
         """sigma2 candidates and gamma by Stabilization, on the full training data at w = 1."""
-        if self.sigma2 is None and usable.any():
-            quantiles = self._check_quantiles()
+        quantiles = self._check_quantiles() if self.sigma2 is None else None
+        if quantiles is not None and usable.any():
             sig_grid = _k.sigma2_candidates(Xs[:, usable], y_idx, quantiles, self.sigma2_rule)
         else:
-            if self.sigma2 is None:
-                self._check_quantiles()
             sig_grid = np.array([1.0 if self.sigma2 is None else float(self.sigma2)])
         n_sig = sig_grid.shape[0]
         kernels = {}
