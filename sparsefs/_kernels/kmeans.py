@@ -194,11 +194,16 @@ def _means_into(X, labels, C, nc):
                 C[k, j] /= nc[k]
 
 
-@njit(cache=True)
 def _recompute(X, labels, C, nc):
     """Means and sizes (in place) and the WCSS of the partition ``labels``, from X."""
-    n, p = X.shape
     _means_into(X, labels, C, nc)
+    return _wcss_of(X, labels, C)
+
+
+@njit(cache=True)
+def _wcss_of(X, labels, C):
+    """The WCSS of the partition ``labels`` with centres ``C`` (one running sum, in order)."""
+    n, p = X.shape
     total = 0.0
     for i in range(n):
         k = labels[i]
@@ -232,24 +237,19 @@ def _fill_empty(X, ic1, C, nc):
         _means_into(X, ic1, C, nc)
 
 
-@njit(cache=True)
-def _own_sqdist(X, labels, C, out):
-    """``out[i] = ||x_i - c_{labels[i]}||^2`` (the distances of :func:`_fill_empty`)."""
-    for i in range(X.shape[0]):
-        out[i] = _sqdist(X, i, C, labels[i])
-
-
 def _fill_empty_py(X, ic1, C, nc):
     """:func:`_fill_empty` driven from Python (the same arithmetic: :func:`_means_into` and
     :func:`_sqdist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
     passes hand an emptied cluster to it, so their compiled loop carries no repair code and
     the repair compiles one small distance loop, on first need (issue #33)."""
     _means_into(X, ic1, C, nc)
-    dist = np.empty(X.shape[0])
+    rows = np.arange(X.shape[0])
+    D = np.empty((C.shape[0], X.shape[0]))
     for k in range(C.shape[0]):
         if nc[k] > 0:
             continue
-        _own_sqdist(X, ic1, C, dist)
+        _sqdist_to(X, C, D)
+        dist = D[ic1, rows]
         eligible = (nc[ic1] >= 2) & (dist > -1.0)  # (-1: the compiled loop's start)
         bi = int(np.argmax(np.where(eligible, dist, -np.inf)))  # the first of the largest
         if not eligible[bi]:
@@ -623,54 +623,40 @@ def kmeans_plusplus(
 
 
 def _kmeans_plusplus_indices(X, first, draws):
-    """:func:`_kmeans_plusplus_core` with its work arrays."""
+    """Indices of the greedy k-means++ centres; ``draws`` are the uniforms of each step.
+
+    Each step is one compiled pass over X (:func:`_sqdist_to`: every point's distance to all
+    the step's candidates); the cumulative sums, the candidates' search, the minima and the
+    potentials are numpy's sequential ``cumsum`` / ``searchsorted`` / ``where``, the same
+    arithmetic in the same order as a single compiled loop, which compiled ~0.2 s more on
+    first use (issue #33).
+    """
     n = X.shape[0]
     K, T = draws.shape[0] + 1, draws.shape[1]
     idx = np.empty(K, dtype=np.intp)
-    cand = np.empty(T, dtype=np.intp)
-    _kmeans_plusplus_core(X, first, draws, idx, cand, np.empty((T + 2, n)), np.empty(T))
+    idx[0] = first
+    trial = np.empty((T, n))
+    closest = np.empty((1, n))
+    _sqdist_to(X, X[first:first + 1], closest)  # (the distances of rows: C = rows of X)
+    closest = closest[0]
+    for c in range(1, K):
+        cum = np.cumsum(closest)  # sequential, as a loop
+        cand = np.minimum(np.searchsorted(cum, draws[c - 1] * cum[n - 1], side="right"), n - 1)
+        _sqdist_to(X, X[cand], trial)
+        trial = np.where(trial < closest, trial, closest)  # min(closest, d): ties, NaN as min()
+        pot = np.cumsum(trial, axis=1)[:, n - 1]  # sequential sums, not pairwise
+        best = int(np.argmin(pot))  # the first of the lowest
+        idx[c] = cand[best]
+        closest = trial[best].copy()
     return idx
 
 
 @njit(cache=True)
-def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
-    """Indices ``idx`` of the greedy k-means++ centres; ``draws`` are the uniforms of each
-    step (``cand``, ``work`` of shape (T + 2, n) and ``pot`` are work space).
-
-    One pass over X per step: every point's distance to all the step's candidates at once.
-    """
-    n = X.shape[0]
-    K = draws.shape[0] + 1
-    T = draws.shape[1]
-    idx[0] = first
-    closest = work[0]
-    cum = work[1]
-    trial = work[2:]
-    for i in range(n):
-        closest[i] = _sqdist(X, i, X, first)  # the rows' distance: _sqdist with C = X
-    for c in range(1, K):
-        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted / min: cheaper to compile)
-        for i in range(n):
-            acc += closest[i]
-            cum[i] = acc
-        for t in range(T):
-            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
-        for t in range(T):
-            pot[t] = 0.0
-        for i in range(n):
-            for t in range(T):
-                d = _sqdist(X, i, X, cand[t])
-                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
-                    d = closest[i]
-                trial[t, i] = d
-                pot[t] += d
-        best = 0
-        for t in range(1, T):
-            if pot[t] < pot[best]:
-                best = t
-        idx[c] = cand[best]
-        for i in range(n):
-            closest[i] = trial[best, i]
+def _sqdist_to(X, C, out):
+    """``out[t, i] = ||x_i - c_t||^2`` (:func:`_sqdist`; ``out`` of shape (len(C), n))."""
+    for i in range(X.shape[0]):
+        for t in range(C.shape[0]):
+            out[t, i] = _sqdist(X, i, C, t)
 
 
 @njit(cache=True, inline="always")

@@ -303,7 +303,7 @@ def test_a_fit_compiles_each_kernel_for_one_signature():
     hartigan_wong(X.astype(np.float32), X[:3], lloyd_first=True)
     kernels = {name: obj for name, obj in vars(km).items()
                if isinstance(obj, numba.core.registry.CPUDispatcher)}
-    assert {"_hw_lloyd", "_hw_transfers", "_kmeans_plusplus_core", "_recompute"} <= {
+    assert {"_hw_lloyd", "_hw_transfers", "_sqdist_to", "_wcss_of"} <= {
         name for name, d in kernels.items() if d.signatures}
     for name, d in kernels.items():
         if not name.startswith("_s_"):  # the sparse kernels: their own inputs, other tests
