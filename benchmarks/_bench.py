@@ -1,7 +1,8 @@
 """Tiny shared runner for the sparsefs benchmark scripts (not shipped with the package).
 
-Dependencies: numpy and the standard library. ``threadpoolctl`` is used for BLAS
-information when it is importable; nothing else is optional.
+Dependencies: numpy, the standard library and sparsefs (its load monitor,
+``sparsefs.utils._load``). ``threadpoolctl`` is used for BLAS information when it is
+importable; nothing else is optional.
 
 Convention (see ``benchmarks/README.md``):
 
@@ -45,95 +46,11 @@ from typing import Any
 
 import numpy as np
 
-#: Runs whose share of the machine used by other processes exceeds this are flagged
-#: (performance-notes section 0, "Record machine load with every benchmark").
-FL_LIMIT = 0.05
-#: /proc/stat counts CPU time in kernel ticks (10 ms). A window holding fewer ticks than
-#: this (over all CPUs: under 0.5 s on 2 CPUs) gives a coarse fl, where one stray tick
-#: is worth >= 1%; coarse windows are recorded but never flagged.
-FL_MIN_TICKS = 100
+# machine load: the package's one monitor (fl, its flag limit and the coarse-window rule are
+# documented in sparsefs/utils/_load.py; standard library only, no scikit-learn loaded)
+from sparsefs.utils._load import FL_LIMIT, FL_MIN_TICKS, LoadMonitor, fl_flag  # noqa: F401
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-# --------------------------------------------------------------------------- machine load
-
-
-def _proc_stat_ticks() -> tuple[int, int, int] | None:
-    """(busy, steal, total) jiffies summed over all CPUs from /proc/stat, or None."""
-    try:
-        with open("/proc/stat") as f:
-            first = f.readline().split()
-    except OSError:
-        return None
-    if not first or first[0] != "cpu":
-        return None
-    v = [int(x) for x in first[1:]]
-    v += [0] * (8 - len(v))
-    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
-    # guest / guest_nice are already included in user / nice.
-    busy = user + nice + system + irq + softirq + steal
-    total = busy + idle + iowait
-    return busy, steal, total
-
-
-def _own_cpu_s() -> float:
-    """CPU time of this process (all its threads, e.g. BLAS) plus reaped child processes."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-class LoadMonitor:
-    """Measure fl, the share of the machine used by other processes, over a time window.
-
-    ``fl = (busy CPU time of the whole machine - CPU time of this process) / capacity``,
-    where busy time and capacity (all CPUs) come from ``/proc/stat`` and this process's
-    CPU time from ``os.times()`` (all threads, plus child processes once reaped). Caveats
-    (performance-notes section 0): worker *processes* that are still alive (a dask cluster,
-    joblib/loky with ``n_jobs>1``) count as "other"; short windows are coarse (10 ms ticks;
-    ``fl_coarse`` is True below FL_MIN_TICKS ticks of capacity). Off Linux (no
-    ``/proc/stat``) ``fl`` is ``None``.
-    """
-
-    def __init__(self) -> None:
-        self._t0 = self._stat0 = self._cpu0 = None
-
-    def start(self) -> LoadMonitor:
-        self._stat0 = _proc_stat_ticks()
-        self._cpu0 = _own_cpu_s()
-        self._t0 = time.perf_counter()
-        return self
-
-    def stop(self) -> dict[str, Any]:
-        wall = time.perf_counter() - self._t0
-        cpu = _own_cpu_s() - self._cpu0
-        stat1 = _proc_stat_ticks()
-        out: dict[str, Any] = {
-            "wall_s": wall,
-            "own_cpu_s": cpu,
-            "fl": None,
-            "steal_share": None,
-            "fl_coarse": True,
-        }
-        if self._stat0 is None or stat1 is None:
-            return out
-        hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        busy = (stat1[0] - self._stat0[0]) / hz
-        steal = (stat1[1] - self._stat0[1]) / hz
-        total = (stat1[2] - self._stat0[2]) / hz
-        if total <= 0:
-            return out
-        out["fl"] = round(max(0.0, busy - cpu) / total, 4)
-        out["fl_coarse"] = stat1[2] - self._stat0[2] < FL_MIN_TICKS
-        out["steal_share"] = round(steal / total, 4)
-        return out
-
-
-def fl_flag(fl: float | None, coarse: bool = False) -> str | None:
-    """A loud message when fl exceeds FL_LIMIT in a window that is not coarse, else None."""
-    if fl is not None and fl > FL_LIMIT and not coarse:
-        return f"HIGH MACHINE LOAD: fl={fl:.3f} > {FL_LIMIT}; timings unreliable"
-    return None
 
 
 # --------------------------------------------------------------------------- timing

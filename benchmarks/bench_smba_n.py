@@ -57,7 +57,7 @@ def _synthetic(n: int, m: int, seed: int = 0):
 
 
 def _fit(X, former: bool):
-    from sparsefs._kernels import smba as kernel
+    from sparsefs._kernels import smba_reduced as kernel
     from sparsefs.selection import SMBA
 
     saved = kernel.ETA_LBFGS_EVALS

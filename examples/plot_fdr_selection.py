@@ -37,10 +37,10 @@ def report(name, support):
 # -----------------------------
 # The F test per feature (``pvalues="auto"``), then each procedure at level 0.1.
 for method in ["bh", "by", "holm", "bonferroni"]:
-    sel = ErrorControlSelector(method=method, alpha=0.1).fit(data.X, data.y)
+    sel = ErrorControlSelector(method=method, level=0.1).fit(data.X, data.y)
     report(f"ErrorControlSelector({method!r})", sel.support_)
 
-bh = ErrorControlSelector(method="bh", alpha=0.1).fit(data.X, data.y)
+bh = ErrorControlSelector(method="bh", level=0.1).fit(data.X, data.y)
 
 # %%
 # Model-X knockoffs

@@ -33,25 +33,30 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sparsefs._dask import is_dask_collection
+import sparsefs._dask  # noqa: F401  (registers the dask side of the array dispatch, lazily)
 from sparsefs._kernels import threads as _threads
+from sparsefs._kernels.arrays import estimator_call
 from sparsefs._kernels.ranking import (
     is_top_set,
     rank_scores,
     resolve_n_features_to_select,
 )
 from sparsefs.exceptions import NoFeatureSelectedWarning
+from sparsefs.utils._results import OUTPUTS, declared_outputs
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, _fit_context
 from sparsefs.utils._targets import resolve_target
 
 __all__ = [
+    "OUTPUTS",
     "BaseSelectingClassifier",
     "BaseSelectingClusterer",
     "BaseSelector",
     "SupportMixin",
+    "declared_outputs",
     "resolve_n_features_to_select",
 ]
 
@@ -140,15 +145,54 @@ class SupportMixin(SelectorMixin):
         -------
         {ndarray, sparse matrix, dask array} of shape (n_samples, n_selected_features)
         """
-        if is_dask_collection(X):
-            from sparsefs._dask._core import transform_dask
+        return estimator_call(X, self, "transform")
 
-            return transform_dask(self, X)
+    def _transform_in_memory(self, X):
         return super().transform(X)
 
 
+def _routed(name: str, doc: str | None, owner: type):
+    """The public ``name`` (``predict``, ``decision_function``) of ``owner``: the array-type
+    dispatch (:func:`sparsefs._kernels.arrays.estimator_call`), documented by ``doc``."""
+
+    def method(self, X):
+        return estimator_call(X, self, name)
+
+    method.__name__ = name
+    method.__qualname__ = f"{owner.__qualname__}.{name}"
+    method.__module__ = owner.__module__
+    method.__doc__ = doc
+    return method
+
+
+def _implements(name: str):
+    """``available_if`` test: the estimator has an in-memory ``name``."""
+    return lambda self: hasattr(self, f"_{name}_in_memory")
+
+
 class _SparseEstimatorBase(SupportMixin, BaseEstimator):
-    """Validate once, resolve ``n_features_to_select``, then the private hook ``_fit``."""
+    """Validate once, resolve ``n_features_to_select``, then the private hook ``_fit``.
+
+    Every public method that takes X (``fit``, ``transform``, and ``predict`` /
+    ``decision_function`` of the classifiers and clusterers) goes through the array-type
+    dispatch (:mod:`sparsefs._kernels.arrays`): in-memory X to ``_<method>_in_memory``, a
+    dask array to the estimator's ``_<method>_dask`` hook (``_fit_dask`` after validation) or a
+    ``TypeError``. A subclass implements ``_predict_in_memory`` / ``_decision_function_in_memory``
+    (documented as the public method: that docstring becomes the public method's) and, for
+    dask, ``_predict_dask`` / ``_decision_function_dask``.
+    """
+
+    #: the public prediction methods routed by the array type (set by the family bases)
+    _routed_methods: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # a class that implements a routed method in memory gets the public method with that
+        # implementation's docstring (the API docs show each estimator's own)
+        for name in cls._routed_methods:
+            impl = cls.__dict__.get(f"_{name}_in_memory")
+            if impl is not None and name not in cls.__dict__:
+                setattr(cls, name, _routed(name, impl.__doc__, cls))
 
     _parameter_constraints: ClassVar[dict] = {
         "n_features_to_select": N_FEATURES_TO_SELECT_CONSTRAINT,
@@ -171,6 +215,8 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
     _multi_target: ClassVar[bool] = False
     #: appended to the error for a kind of target the method does not take
     _target_hint: ClassVar[str] = ""
+    #: the outputs beyond the selection that every fit sets (names in :data:`OUTPUTS`)
+    _outputs: ClassVar[frozenset[str]] = frozenset()
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, **fit_params: Any):
@@ -178,7 +224,9 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A dask array goes to the estimator's dask implementation (docs/dask.md), or to a
+            ``TypeError`` for a method without one.
         y : array-like of shape (n_samples,), default=None
             Class labels (required by supervised methods, ignored by unsupervised ones).
         **fit_params : dict
@@ -188,10 +236,11 @@ class _SparseEstimatorBase(SupportMixin, BaseEstimator):
         -------
         self : object
         """
-        if is_dask_collection(X):  # dask arrays: sparsefs._dask (docs/dask.md)
-            from sparsefs._dask._core import fit_dask
+        return estimator_call(X, self, "fit", y, **fit_params)
 
-            return fit_dask(self, X, y, **fit_params)
+    def _fit_in_memory(self, X, y=None, **fit_params: Any):
+        """``fit`` on in-memory X: validate once, resolve the count, plan the threads, then
+        the method's ``_fit``."""
         X, y_idx, _ = self._validate_fit_data(X, y)
         self.n_features_to_select_ = resolve_n_features_to_select(
             self.n_features_to_select, X.shape[1]
@@ -382,9 +431,40 @@ class BaseSelector(_SparseEstimatorBase):
 class BaseSelectingClassifier(ClassifierMixin, _SparseEstimatorBase):
     """Base class of classifiers that select features while they learn.
 
-    Adds ``classes_``; subclasses implement ``_fit``, ``decision_function`` and ``predict``,
-    computed on the selected features only.
+    Adds ``classes_``; subclasses implement ``_fit``, ``_predict_in_memory`` and, where they
+    score classes, ``_decision_function_in_memory``, computed on the selected features only
+    (the public ``predict`` / ``decision_function`` dispatch on the array type).
     """
+
+    _routed_methods = ("predict", "decision_function")
+
+    @available_if(_implements("predict"))
+    def predict(self, X):
+        """The class of each sample, from the selected features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return estimator_call(X, self, "predict")
+
+    @available_if(_implements("decision_function"))
+    def decision_function(self, X):
+        """Class scores from the selected features (the method's own units).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        return estimator_call(X, self, "decision_function")
 
     def _validate_fit_data(self, X, y):
         X, y_idx, classes = super()._validate_fit_data(X, y)
@@ -402,7 +482,23 @@ class BaseSelectingClassifier(ClassifierMixin, _SparseEstimatorBase):
 class BaseSelectingClusterer(ClusterMixin, _SparseEstimatorBase):
     """Base class of clusterers that keep only the features that separate the clusters.
 
-    Subclasses set ``labels_`` in ``_fit``; ``fit_predict`` comes from scikit-learn.
+    Subclasses set ``labels_`` in ``_fit`` and may implement ``_predict_in_memory`` (the
+    public ``predict`` dispatches on the array type); ``fit_predict`` comes from scikit-learn.
     """
 
     _supervised = False
+    _routed_methods = ("predict",)
+
+    @available_if(_implements("predict"))
+    def predict(self, X):
+        """The cluster of each sample, from the selected features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return estimator_call(X, self, "predict")

@@ -216,6 +216,18 @@ def fit_dask(estimator, X, y, **fit_params):
     return estimator
 
 
+def predict_dask(estimator, X, method: str = "predict"):
+    """``predict`` / ``decision_function`` of a fitted estimator on a dask collection: its
+    ``_<method>_dask`` hook (a lazy dask array), or a ``TypeError`` naming the estimator."""
+    hook = getattr(estimator, f"_{method}_dask", None)
+    if hook is None:
+        raise TypeError(
+            f"{type(estimator).__name__}.{method} does not accept dask arrays (dask support: "
+            f"{_SUPPORTED}); pass X.compute() if it fits in memory."
+        )
+    return hook(X)
+
+
 def transform_dask(estimator, X) -> da.Array:
     """``X[:, support_]`` of a dask array, lazily (the selected columns only are read)."""
     from sklearn.utils.validation import check_is_fitted

@@ -9,6 +9,7 @@ import numpy as np
 
 from sparsefs._dask._moments import class_moments
 from sparsefs._kernels import fisher_score as _kernel
+from sparsefs._kernels.arrays import to_dense
 
 __all__ = ["dask_fisher_ratios"]
 
@@ -47,6 +48,6 @@ def dask_fisher_ratios(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
     cols = np.flatnonzero(redo)
     if cols.size:  # few columns (huge or tiny values): the in-memory kernel on those only
         sub = X[:, cols].compute()
-        sub = np.asarray(sub.toarray() if hasattr(sub, "toarray") else sub, dtype=np.float64)
+        sub = to_dense(sub, np.float64)
         scores[cols] = _kernel.fisher_ratios(sub, y_idx, n_classes)[0]
     return scores

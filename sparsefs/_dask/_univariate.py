@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from sparsefs._dask._core import raise_nonfinite, reduce_blocks
 from sparsefs._kernels import univariate_score as _kernel
+from sparsefs._kernels.arrays import to_dense
 
 __all__ = ["correlations"]
 
@@ -92,7 +93,7 @@ def correlations(X, y: np.ndarray, estimator_name: str = "UnivariateScore"):
     cols = np.flatnonzero(suspect)
     if cols.size:
         sub = X[:, cols].compute()
-        sub = np.asarray(sub.toarray() if hasattr(sub, "toarray") else sub, dtype=np.float64)
+        sub = to_dense(sub, np.float64)
         res = _kernel.correlations(sub, y)
         r[cols], constant[cols] = res.r, res.constant
     return _kernel.CorrelationResult(np.clip(r, -1.0, 1.0), constant)

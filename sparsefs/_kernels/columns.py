@@ -4,9 +4,13 @@ r"""Column identity and scale, shared by every method kernel (issue #34's common
   own column-wise variant, still to merge): a power of two near ``max |X|``, dividing by
   which is exact, so a kernel can work near 1 whatever the units (1e-300 or 1e300) and its
   results stay the same bits up to that exact factor;
+* :func:`column_power_of_two_scaled` (each column by its own power of two, for statistics that
+  are invariant to a feature's scale) and :func:`constant_columns`;
 * :func:`duplicate_column_groups`: the one duplicate-column contract (``first[j]``: the first
   column exactly equal to column j), with :func:`duplicate_partition` (the same partition as
-  group numbers and sizes) and :func:`tie_duplicate_scores` (equal scores for equal columns).
+  group numbers and sizes), :func:`tie_duplicate_scores` (equal scores for equal columns) and
+  :func:`merge_duplicate_rows` (equal coefficient rows for equal features: the group's mean,
+  which keeps a solution of a convex row-penalised problem optimal; SMBA, RFS, the lasso).
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "column_power_of_two_scaled",
+    "constant_columns",
     "duplicate_column_groups",
     "duplicate_partition",
+    "merge_duplicate_rows",
     "power_of_two_scale",
     "tie_duplicate_scores",
 ]
@@ -29,6 +36,38 @@ def power_of_two_scale(X) -> float:
     if not np.isfinite(amax) or amax == 0.0:
         return 1.0
     return float(2.0 ** np.floor(np.log2(amax)))
+
+
+def column_power_of_two_scaled(X):
+    """A copy of X with each column divided by a power of two near its largest magnitude.
+
+    Exact (no rounding), and it keeps squares of values near ``1e300`` / ``1e-300`` finite and
+    non-zero; used by statistics that are invariant to scaling a feature.
+    """
+    amax = abs(X).max(axis=0)
+    amax = amax.toarray().ravel() if sp.issparse(amax) else np.asarray(amax, float).ravel()
+    with np.errstate(divide="ignore"):
+        scale = np.where(amax > 0, 2.0 ** np.floor(np.log2(np.where(amax > 0, amax, 1.0))), 1.0)
+    if sp.issparse(X):
+        return sp.csr_array(X @ sp.diags_array(1.0 / scale))
+    return X / scale
+
+
+def constant_columns(X) -> np.ndarray:
+    """Boolean mask of the columns whose values are all equal (exactly)."""
+    if sp.issparse(X):
+        Xc = sp.csc_array(X)
+        n = Xc.shape[0]
+        nnz = np.diff(Xc.indptr)
+        mx = Xc.max(axis=0)
+        mn = Xc.min(axis=0)
+        mx = mx.toarray().ravel() if sp.issparse(mx) else np.asarray(mx).ravel()
+        mn = mn.toarray().ravel() if sp.issparse(mn) else np.asarray(mn).ravel()
+        # max/min include the implicit zeros only when a column has fewer than n stored values
+        full = nnz == n
+        return np.where(full, mx == mn, (mx == 0) & (mn == 0))
+    X = np.asarray(X)
+    return np.all(X[:1] == X, axis=0)
 
 
 def duplicate_column_groups(X) -> np.ndarray:
@@ -151,3 +190,28 @@ def duplicate_partition(X) -> tuple[np.ndarray, np.ndarray] | None:
     _, inverse = np.unique(first, return_inverse=True)  # groups numbered 0..G-1
     inverse = inverse.ravel()
     return inverse, np.bincount(inverse)
+
+
+def merge_duplicate_rows(A: np.ndarray, groups: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    r"""Replace the rows of ``A`` (indexed by feature) of every group of duplicated features
+    by the group's mean row (a new array; ``A`` itself when ``groups`` is None).
+
+    **Why this keeps a solution optimal** (merge and split). If features i and i' are equal,
+    :math:`XC` depends on rows :math:`c^i, c^{i'}` only through their sum, so replacing both
+    by their mean leaves the loss unchanged and, by the triangle inequality
+    (:math:`2\|(c^i + c^{i'})/2\| \le \|c^i\| + \|c^{i'}\|`, any norm), does not raise the
+    penalty; the affine constraint (column sums) is kept. The mean of an optimal C is optimal,
+    and the copies get bit-identical rows, hence exactly equal scores.
+    """
+    if groups is None:
+        return A
+    inverse, counts = groups
+    dup = np.flatnonzero(counts[inverse] > 1)
+    out = np.array(A, dtype=np.float64, copy=True)
+    gid = inverse[dup]
+    uniq, local = np.unique(gid, return_inverse=True)
+    sums = np.zeros((uniq.size, *A.shape[1:]))
+    np.add.at(sums, local, out[dup])
+    sums /= counts[uniq].reshape((-1, *(1,) * (A.ndim - 1)))
+    out[dup] = sums[local]
+    return out

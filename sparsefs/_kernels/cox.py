@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from sparsefs._kernels.stats import _map_threads, _n_threads
+from sparsefs._kernels.threads import pool_threads, run_tasks
 
 __all__ = [
     "TIES",
@@ -433,14 +433,14 @@ def score_tests(X, data: CoxData, ties: str = "breslow", block_elements: int = 1
         if not X.flags.c_contiguous:
             X = np.ascontiguousarray(X)
         shift, inv = _centre_scale(X)
-        n_threads = min(_n_threads(n * p), max(1, (n * p) // (1 << 20)), p)
+        n_threads = min(pool_threads(n * p), max(1, (n * p) // (1 << 20)), p)
         cols = np.linspace(0, p, n_threads + 1).astype(np.intp)
 
         def run(t):
             _score_block(X, shift, inv, data.order, data.starts, data.event, data.n_events, c0,
                          c1, cols[t], cols[t + 1], mode, U, info)
 
-        _map_threads(run, n_threads)
+        run_tasks(run, n_threads, n_threads)
         scale = np.where(inv > 0, 1.0 / np.where(inv > 0, inv, 1.0), 1.0)
     stat = np.zeros(p)
     ok = info > 0

@@ -14,6 +14,7 @@ the ratio of between- to within-class scatter. The one-way ANOVA F statistic is
 
 import numpy as np
 
+from sparsefs._kernels.arrays import column_max_abs, stored_values, to_dense
 from sparsefs._kernels.stats import class_moments
 
 __all__ = ["fisher_from_scatter", "fisher_ratios"]
@@ -80,14 +81,13 @@ def fisher_ratios(X, y_idx: np.ndarray, n_classes: int
     cols = np.flatnonzero(overflow | (within == 0))
     if cols.size:
         Xb = X[:, cols]
-        _check_finite(Xb.data if hasattr(Xb, "toarray") else Xb)
-        amax = abs(Xb).max(axis=0)
-        amax = amax.toarray().ravel() if hasattr(amax, "toarray") else np.asarray(amax).ravel()
+        _check_finite(stored_values(Xb))
+        amax = column_max_abs(Xb)
         redo = overflow[cols] | ((amax > 0) & (amax < _TINY))
         if redo.any():
             cols, amax = cols[redo], amax[redo]
             Xb = X[:, cols]
-            Xb = Xb.toarray() if hasattr(Xb, "toarray") else np.asarray(Xb, dtype=np.float64)
+            Xb = to_dense(Xb, np.float64)
             sub = class_moments(Xb / amax, y_idx, n_classes)
             between, within = between.copy(), within.copy()
             between[cols], within[cols] = sub.between_ss, sub.within_ss

@@ -92,6 +92,7 @@ __all__ = [
     "kmeans",
     "kmeans_plusplus",
     "lloyd",
+    "means_into",
     "transfer_gains",
     "wcss",
     "weighted_columns",
@@ -401,11 +402,21 @@ def _sums_into(X, labels, S, nc):
 
 
 @njit(cache=True)
-def _means_into(X, labels, C, nc):
-    """The means ``C`` and sizes ``nc`` of the partition ``labels`` (written in place; an
-    empty cluster's row is 0; CSR: the means ``D_k`` of the rows of E). The compiled kernels
-    allocate nothing: work arrays come from the Python wrappers, which keeps numba's
-    first-use compilation short."""
+def means_into(X, labels, C, nc):
+    """The means ``C`` and sizes ``nc`` of the partition ``labels``, written in place.
+
+    Compiled (numba); the caller hands in the output arrays (the kernels allocate nothing,
+    which keeps first-use compilation short). Rows are added in order, so the sums are those
+    of :func:`cluster_sums`.
+
+    Parameters
+    ----------
+    X : C-ordered float64 ndarray of shape (n, p), or the CSR tuple ``(data, indices,
+        indptr)`` of an :class:`ImplicitRows` (then ``C`` receives the means of the rows of E)
+    labels : int ndarray of shape (n,), values in ``[0, K)``
+    C : float64 ndarray of shape (K, p), overwritten; an empty cluster's row is 0
+    nc : int64 ndarray of shape (K,), overwritten with the cluster sizes
+    """
     K, p = C.shape
     _sums_into(X, labels, C, nc)
     for k in range(K):
@@ -414,14 +425,20 @@ def _means_into(X, labels, C, nc):
                 C[k, j] /= nc[k]
 
 
-@njit(cache=True)
 def _recompute(X, labels, C, nc, cn):
     """Means and sizes (and CSR: squared norms) in place, and the WCSS of ``labels``."""
-    n = labels.shape[0]
-    _means_into(X, labels, C, nc)
+    means_into(X, labels, C, nc)
+    return _wcss_of(X, labels, C, cn)
+
+
+@njit(cache=True)
+def _wcss_of(X, labels, C, cn):
+    """The WCSS of the partition ``labels`` with centres ``C`` (CSR: ``cn`` their squared
+    norms, computed here), one running sum in order. Its own small kernel: folded into the
+    means pass it compiled ~0.15 s more on first use (issue #33)."""
     _norms(X, C, cn)
     total = 0.0
-    for i in range(n):
+    for i in range(labels.shape[0]):
         total = _add_cost(X, i, C, cn, labels[i], total)
     return total
 
@@ -434,7 +451,7 @@ def _fill_empty(X, ic1, C, cn, nc):
     Hartigan-Wong's Lloyd passes use :func:`_fill_empty_py`, outside their compiled loop.)"""
     n = ic1.shape[0]
     K = C.shape[0]
-    _means_into(X, ic1, C, nc)
+    means_into(X, ic1, C, nc)
     for k in range(K):
         if nc[k] > 0:
             continue
@@ -448,34 +465,31 @@ def _fill_empty(X, ic1, C, cn, nc):
                     best = dist
                     bi = i
         ic1[bi] = k
-        _means_into(X, ic1, C, nc)
-
-
-@njit(cache=True)
-def _own_sqdist(X, labels, C, cn, out):
-    """``out[i] = ||x_i - c_{labels[i]}||^2`` (the distances of :func:`_fill_empty`)."""
-    _norms(X, C, cn)
-    for i in range(labels.shape[0]):
-        out[i] = _dist(X, i, C, cn, labels[i])
+        means_into(X, ic1, C, nc)
 
 
 def _fill_empty_py(X, ic1, C, cn, nc):
-    """:func:`_fill_empty` driven from Python (the same arithmetic: :func:`_means_into` and
+    """:func:`_fill_empty` driven from Python (the same arithmetic: :func:`means_into` and
     :func:`_dist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
     passes hand an emptied cluster to it, so their compiled loop carries no repair code and
     the repair compiles one small distance loop, on first need (issue #33)."""
-    _means_into(X, ic1, C, nc)
-    dist = np.empty(ic1.shape[0])
-    for k in range(C.shape[0]):
+    means_into(X, ic1, C, nc)
+    n, K = ic1.shape[0], C.shape[0]
+    rows = np.arange(n)
+    D = np.empty((K, n))
+    for k in range(K):
         if nc[k] > 0:
             continue
-        _own_sqdist(X, ic1, C, cn, dist)
+        if not isinstance(X, np.ndarray):
+            _s_norms_into(C, cn)
+        _dists(X, C, cn, np.arange(K), D)
+        dist = D[ic1, rows]
         eligible = (nc[ic1] >= 2) & (dist > -1.0)  # (-1: the compiled loop's start)
         bi = int(np.argmax(np.where(eligible, dist, -np.inf)))  # the first of the largest
         if not eligible[bi]:
             bi = -1
         ic1[bi] = k
-        _means_into(X, ic1, C, nc)
+        means_into(X, ic1, C, nc)
 
 
 @njit(cache=True)
@@ -727,69 +741,44 @@ def _stats(X, labels, K, p):
 
 
 def _kmeans_plusplus_indices(X, first, draws):
-    """:func:`_kmeans_plusplus_core` with its work arrays."""
+    """Indices of the greedy k-means++ centres; ``draws`` are the uniforms of each step.
+
+    Each step is one compiled pass over X (:func:`_dists`: every point's distance to all the
+    step's candidate rows); the cumulative sums, the candidates' search, the minima and the
+    potentials are numpy's sequential ``cumsum`` / ``searchsorted`` / ``where``, the same
+    arithmetic in the same order as a single compiled loop, which compiled ~0.2 s more on
+    first use (issue #33).
+    """
     n = _rows_n(X)
     K, T = draws.shape[0] + 1, draws.shape[1]
     idx = np.empty(K, dtype=np.intp)
-    cand = np.empty(T, dtype=np.intp)
-    _kmeans_plusplus_core(X, first, draws, idx, cand, np.empty((T + 2, n)), np.empty(T))
+    idx[0] = first
+    unused = np.empty(0)  # (cn: the distance between rows needs no norms)
+    trial = np.empty((T, n))
+    closest = np.empty((1, n))
+    _dists(X, X, unused, idx[:1], closest)
+    closest = closest[0]
+    for c in range(1, K):
+        cum = np.cumsum(closest)  # sequential, as a loop
+        cand = np.minimum(np.searchsorted(cum, draws[c - 1] * cum[n - 1], side="right"), n - 1)
+        _dists(X, X, unused, cand, trial)
+        trial = np.where(trial < closest, trial, closest)  # min(closest, d): ties, NaN as min()
+        pot = np.cumsum(trial, axis=1)[:, n - 1]  # sequential sums, not pairwise
+        best = int(np.argmin(pot))  # the first of the lowest
+        idx[c] = cand[best]
+        closest = trial[best].copy()
     return idx
 
 
 @njit(cache=True)
-def _kmeans_plusplus_core(X, first, draws, idx, cand, work, pot):
-    """Indices ``idx`` of the greedy k-means++ centres; ``draws`` are the uniforms of each
-    step (``cand``, ``work`` of shape (T + 2, n) and ``pot`` are work space).
+def _dists(X, C, cn, ks, out):
+    """``out[t, i] = ||x_i - c_{ks[t]}||^2`` (:func:`_dist`): with ``C = X`` the distances to
+    the rows ``ks`` (k-means++), else to the centres ``ks`` (CSR: ``cn`` their squared
+    norms)."""
+    for i in range(out.shape[1]):
+        for t in range(ks.shape[0]):
+            out[t, i] = _dist(X, i, C, cn, ks[t])
 
-    One pass over X per step: every point's distance to all the step's candidates at once.
-    """
-    n = work.shape[1]
-    K = draws.shape[0] + 1
-    T = draws.shape[1]
-    idx[0] = first
-    closest = work[0]
-    cum = work[1]
-    trial = work[2:]
-    for i in range(n):
-        closest[i] = _dist(X, i, X, pot, first)  # (pot: an unused float array)
-    for c in range(1, K):
-        acc = 0.0  # (plain loops, not np.cumsum / np.searchsorted / min: cheaper to compile)
-        for i in range(n):
-            acc += closest[i]
-            cum[i] = acc
-        for t in range(T):
-            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
-        for t in range(T):
-            pot[t] = 0.0
-        for i in range(n):
-            for t in range(T):
-                d = _dist(X, i, X, pot, cand[t])
-                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
-                    d = closest[i]
-                trial[t, i] = d
-                pot[t] += d
-        best = 0
-        for t in range(1, T):
-            if pot[t] < pot[best]:
-                best = t
-        idx[c] = cand[best]
-        for i in range(n):
-            closest[i] = trial[best, i]
-
-
-@njit(cache=True, inline="always")
-def _search_right(a, v, last):
-    """``min(np.searchsorted(a, v, side="right"), last)`` for sorted ``a`` (the first index
-    with a > v). Inlined into its callers (no compiled function of its own)."""
-    lo = 0
-    hi = a.shape[0]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if a[mid] <= v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo if lo < last else last
 
 # --------------------------------------------------------------------------------------------
 # Public functions
@@ -1228,5 +1217,5 @@ def implicit_cluster_means(X: ImplicitRows, labels, n_clusters):
     """Sizes and ``D_k`` (cluster means minus the background; 0 for an empty cluster)."""
     D = np.empty((int(n_clusters), X.shape[1]))
     nc = np.empty(int(n_clusters), dtype=np.int64)
-    _means_into(X._parts(), np.asarray(labels, dtype=np.intp), D, nc)
+    means_into(X._parts(), np.asarray(labels, dtype=np.intp), D, nc)
     return nc.astype(np.float64), D

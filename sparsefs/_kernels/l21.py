@@ -11,8 +11,10 @@ with a data fit :math:`f` (least squares, multinomial logistic, or the l2,1 "rob
 and a row-sparse (:math:`\Omega = \|W\|_{2,1} = \sum_j \|w^j\|_2`) or entry-sparse (elastic net)
 penalty. This module holds what they share:
 
-* proximal operators (group soft-thresholding; the elastic-net one is in
-  :mod:`sparsefs._kernels.elastic_net`, with the same interface);
+* the penalties: the l2,1 penalty (value, group soft-thresholding prox, subdifferential
+  distance) is the shared one of :mod:`sparsefs._kernels.group_lasso` (also SMBA's),
+  re-exported here; the elastic-net one is in :mod:`sparsefs._kernels.elastic_net`, with the
+  same interface;
 * smooth data fits with their gradient and curvature bound;
 * an accelerated proximal-gradient solver (FISTA, Beck & Teboulle 2009, with the adaptive
   restart of O'Donoghue & Candès 2015) run on a growing working set of rows, stopped by the
@@ -40,6 +42,13 @@ import scipy.sparse.linalg as spla
 from sparsefs._kernels import fista as _fista_kernel
 from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
+from sparsefs._kernels.group_lasso import (  # the shared l2,1 penalty, re-exported
+    GroupL21Penalty,
+    group_soft_threshold,
+    l21_norm,
+    nonzero_rows,
+    row_norms,
+)
 
 __all__ = [
     "CenteredSparse",
@@ -60,57 +69,6 @@ __all__ = [
     "row_norms",
     "selection_scores",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# norms and proxes
-# --------------------------------------------------------------------------------------------
-
-
-def row_norms(W: np.ndarray) -> np.ndarray:
-    """Euclidean norm of every row of a 2-D array (``|w|`` for a 1-D array)."""
-    W = np.asarray(W)
-    if W.ndim == 1:
-        return np.abs(W)
-    # scaled to avoid overflow of the squares for huge entries
-    scale = np.abs(W).max(axis=1) if W.shape[1] else np.zeros(W.shape[0])
-    out = np.zeros(W.shape[0])
-    nz = scale > 0
-    out[nz] = scale[nz] * np.sqrt(np.einsum("ij,ij->i", W[nz] / scale[nz, None],
-                                            W[nz] / scale[nz, None]))
-    return out
-
-
-def nonzero_rows(W: np.ndarray) -> np.ndarray:
-    """Boolean mask of the rows of a 2-D array with a nonzero entry (``row_norms(W) > 0``),
-    column by column: a reduction over a short last axis costs numpy ~10x more per entry,
-    and the solvers ask this of a d x K coefficient matrix at every working set."""
-    W = np.asarray(W)
-    if W.ndim == 1:
-        return W != 0
-    out = np.zeros(W.shape[0], dtype=bool)
-    for k in range(W.shape[1]):
-        out |= W[:, k] != 0
-    return out
-
-
-def l21_norm(W: np.ndarray) -> float:
-    r""":math:`\|W\|_{2,1} = \sum_j \|w^j\|_2`, the sum of the row norms."""
-    return float(row_norms(W).sum())
-
-
-def group_soft_threshold(V: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
-    r"""Proximal operator of :math:`t\|\cdot\|_{2,1}`: each row shrunk towards 0 by ``t``.
-
-    .. math:: \operatorname{prox}(V)^j = \max\!\left(0, 1 - t / \|v^j\|_2\right) v^j .
-
-    Rows with norm at most ``t`` become exactly zero.
-    """
-    norms = row_norms(V)
-    # t / norm overflows only for norms far below t, whose rows np.where zeroes anyway
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        factor = np.where(norms > threshold, 1.0 - threshold / norms, 0.0)
-    return V * factor[:, None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,46 +265,6 @@ def selection_scores(
     if constant is not None:
         scores = np.where(constant, -np.inf, scores)
     return scores
-
-
-# --------------------------------------------------------------------------------------------
-# penalties (prox, value, optimality)
-# --------------------------------------------------------------------------------------------
-
-
-class GroupL21Penalty:
-    r"""Row-sparse penalty :math:`\lambda \|W\|_{2,1}` (ls-l21, ll-l21).
-
-    Optimality (KKT) at a solution, with :math:`G = \nabla_W f`:
-    :math:`G^j + \lambda w^j/\|w^j\| = 0` on nonzero rows and :math:`\|G^j\| \le \lambda` on zero
-    rows. A zero row enters the model when :math:`\|G^j\|` reaches :math:`\lambda`, so
-    :math:`\|G^j\|/\lambda - 1 \in [-1, 0]` measures how close it is to entering.
-    """
-
-    name = "l21"
-
-    def value(self, W: np.ndarray, lam: float) -> float:
-        return lam * l21_norm(W)
-
-    def prox(self, V: np.ndarray, step_lam: float) -> np.ndarray:
-        return group_soft_threshold(V, step_lam)
-
-    def lam_max(self, G0: np.ndarray) -> float:
-        """Smallest penalty with W = 0 optimal, from the gradient at W = 0."""
-        return float(row_norms(G0).max(initial=0.0))
-
-    def row_violation(self, W: np.ndarray, G: np.ndarray, lam: float) -> np.ndarray:
-        """Per-row KKT residual (0 at an exact solution)."""
-        norms = row_norms(W)
-        out = np.maximum(row_norms(G) - lam, 0.0)
-        nz = norms > 0
-        if nz.any():
-            out[nz] = row_norms(G[nz] + lam * W[nz] / norms[nz, None])
-        return out
-
-    def entry_closeness(self, G: np.ndarray, lam: float) -> np.ndarray:
-        """``||G_j|| / lam - 1`` for every row (in [-1, 0] on zero rows at a solution)."""
-        return row_norms(G) / lam - 1.0
 
 
 # --------------------------------------------------------------------------------------------

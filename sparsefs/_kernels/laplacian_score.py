@@ -19,43 +19,11 @@ A constant feature has :math:`0/0`; it is given :math:`L_r = +\infty` (worst).
 """
 
 import numpy as np
-import scipy.sparse as sp
 
+from sparsefs._kernels.columns import column_power_of_two_scaled, constant_columns
 from sparsefs._kernels.graphs import degrees, graph_smoothness, weighted_centered_ss
 
-__all__ = ["column_power_of_two_scaled", "constant_columns", "laplacian_score"]
-
-
-def column_power_of_two_scaled(X):
-    """A copy of X with each column divided by a power of two near its largest magnitude.
-
-    Exact (no rounding), and it keeps squares of values near ``1e300`` / ``1e-300`` finite and
-    non-zero; used by statistics that are invariant to scaling a feature.
-    """
-    amax = abs(X).max(axis=0)
-    amax = amax.toarray().ravel() if sp.issparse(amax) else np.asarray(amax, float).ravel()
-    with np.errstate(divide="ignore"):
-        scale = np.where(amax > 0, 2.0 ** np.floor(np.log2(np.where(amax > 0, amax, 1.0))), 1.0)
-    if sp.issparse(X):
-        return sp.csr_array(X @ sp.diags_array(1.0 / scale))
-    return X / scale
-
-
-def constant_columns(X) -> np.ndarray:
-    """Boolean mask of the columns whose values are all equal (exactly)."""
-    if sp.issparse(X):
-        Xc = sp.csc_array(X)
-        n = Xc.shape[0]
-        nnz = np.diff(Xc.indptr)
-        mx = Xc.max(axis=0)
-        mn = Xc.min(axis=0)
-        mx = mx.toarray().ravel() if sp.issparse(mx) else np.asarray(mx).ravel()
-        mn = mn.toarray().ravel() if sp.issparse(mn) else np.asarray(mn).ravel()
-        # max/min include the implicit zeros only when a column has fewer than n stored values
-        full = nnz == n
-        return np.where(full, mx == mn, (mx == 0) & (mn == 0))
-    X = np.asarray(X)
-    return np.all(X[:1] == X, axis=0)
+__all__ = ["laplacian_score"]
 
 
 def laplacian_score(X, W) -> np.ndarray:

@@ -31,9 +31,9 @@ best) get the worst value: ``+inf`` for :math:`\varphi_1, \varphi_2`, ``0`` for
 
 import numpy as np
 
+from sparsefs._kernels.columns import column_power_of_two_scaled, constant_columns
 from sparsefs._kernels.graphs import degrees, graph_smoothness, spectral_embedding
 from sparsefs._kernels.graphs import weighted_centered_ss as _wss
-from sparsefs._kernels.laplacian_score import column_power_of_two_scaled, constant_columns
 
 __all__ = ["spec_scores"]
 

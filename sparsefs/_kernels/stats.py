@@ -31,18 +31,7 @@ __all__ = [
 ]
 
 # From this many entries (dense) or stored values (sparse), the pass runs on threads.
-_BLOCK_ELEMENTS = 1 << 20
-
-
-def _map_threads(fn, n_tasks: int) -> None:
-    """``fn(0), ..., fn(n_tasks - 1)`` on sparsefs's own pool
-    (:func:`sparsefs._kernels.threads.run_tasks`)."""
-    _threads.run_tasks(fn, n_tasks, n_tasks)
-
-
-def _n_threads(n_elements: float) -> int:
-    """Threads for a pass over ``n_elements`` values (:func:`threads.pool_threads`)."""
-    return _threads.pool_threads(n_elements)
+_BLOCK_ELEMENTS = _threads.MIN_POOL_ELEMENTS
 
 
 @numba.njit(cache=True, nogil=True)
@@ -255,7 +244,7 @@ def sparse_class_sums(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray,
     y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
     csc = X.format == "csc"
     extent = p if csc else n
-    n_threads = min(_n_threads(X.nnz), max(1, X.nnz // _BLOCK_ELEMENTS), max(1, extent))
+    n_threads = min(_threads.pool_threads(X.nnz), max(1, X.nnz // _BLOCK_ELEMENTS), max(1, extent))
     bounds = np.linspace(0, extent, n_threads + 1).astype(np.intp)
     n_parts = 1 if csc else n_threads
     parts = [(np.zeros((n_classes, p)), np.zeros(p)) for _ in range(n_parts)]
@@ -265,7 +254,7 @@ def sparse_class_sums(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray,
         out = parts[0] if csc else parts[t]
         kernel(X.data, X.indices, X.indptr, y_idx, bounds[t], bounds[t + 1], *out)
 
-    _map_threads(run, n_threads)
+    _threads.run_tasks(run, n_threads, n_threads)
     sums, sq_total = parts[0]
     for extra_sums, extra_sq in parts[1:]:
         sums += extra_sums
@@ -289,13 +278,13 @@ def _dense_moments(X, y_idx: np.ndarray, n_classes: int):
     first[present] = at
     means = np.zeros((n_classes, p))
     m2 = np.zeros((n_classes, p))
-    n_threads = min(_n_threads(n * p), max(1, (n * p) // _BLOCK_ELEMENTS), p)
+    n_threads = min(_threads.pool_threads(n * p), max(1, (n * p) // _BLOCK_ELEMENTS), p)
     cols = np.linspace(0, p, n_threads + 1).astype(np.intp)
 
     def run(t):
         kernel(X, y_idx, first, cols[t], cols[t + 1], means, m2)
 
-    _map_threads(run, n_threads)
+    _threads.run_tasks(run, n_threads, n_threads)
     return means, m2.sum(axis=0)
 
 

@@ -32,7 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special, stats
 
-from sparsefs._kernels.stats import _BLOCK_ELEMENTS, _map_threads, _n_threads
+from sparsefs._kernels.arrays import column_max_abs, stored_values, to_dense
+from sparsefs._kernels.threads import MIN_POOL_ELEMENTS, pool_threads, run_tasks
 
 __all__ = [
     "CorrelationResult",
@@ -97,7 +98,7 @@ def _sparse_sums(X, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         X = sp.csr_array(X)
     csc = X.format == "csc"
     extent = p if csc else n
-    n_threads = min(_n_threads(X.nnz), max(1, X.nnz // _BLOCK_ELEMENTS), max(1, extent))
+    n_threads = min(pool_threads(X.nnz), max(1, X.nnz // MIN_POOL_ELEMENTS), max(1, extent))
     bounds = np.linspace(0, extent, n_threads + 1).astype(np.intp)
     n_parts = 1 if csc else n_threads
     parts = [(np.zeros(p), np.zeros(p), np.zeros(p)) for _ in range(n_parts)]
@@ -107,19 +108,13 @@ def _sparse_sums(X, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         out = parts[0] if csc else parts[t]
         kernel(X.data, X.indices, X.indptr, yc, bounds[t], bounds[t + 1], *out)
 
-    _map_threads(run, n_threads)
+    run_tasks(run, n_threads, n_threads)
     s1, s2, sxy = parts[0]
     for a, b, c in parts[1:]:
         s1 += a
         s2 += b
         sxy += c
     return s1, s2, sxy
-
-
-def _column_amax(X) -> np.ndarray:
-    if sp.issparse(X):
-        return np.asarray(abs(X).max(axis=0).toarray(), dtype=np.float64).ravel()
-    return np.abs(X).max(axis=0).astype(np.float64)
 
 
 def _check_finite(values) -> None:
@@ -162,7 +157,7 @@ def correlations(X, y: np.ndarray) -> CorrelationResult:
         empty = s2 == 0  # no stored nonzero: an all-zero (constant) column
         tiny = np.zeros(p, dtype=bool)
         if not finite.all() or (~empty & (s2 < 1e-200)).any():
-            amax = _column_amax(X)
+            amax = np.asarray(column_max_abs(X), dtype=np.float64)
             tiny = (amax > 0) & (amax < 1e-100)  # squares underflow: rescale those columns
         # overflowing, tiny or (near-)constant columns: the dense recompute of those only
         bad = ~empty & (~finite | tiny | (sxx <= _CANCEL * np.maximum(s2, 1e-300)))
@@ -173,9 +168,8 @@ def correlations(X, y: np.ndarray) -> CorrelationResult:
         cols = np.flatnonzero(bad)
         if cols.size:
             sub = X[:, cols]
-            _check_finite(sub.data if hasattr(sub, "data") else sub)
-            sub = sub.toarray() if hasattr(sub, "toarray") else np.asarray(sub)
-            res = correlations(np.asarray(sub, dtype=np.float64), y)
+            _check_finite(stored_values(sub))
+            res = correlations(to_dense(sub, np.float64), y)
             r[cols], constant[cols] = res.r, res.constant
         return CorrelationResult(np.clip(r, -1.0, 1.0), constant)
     X = np.asarray(X)
@@ -192,13 +186,13 @@ def correlations(X, y: np.ndarray) -> CorrelationResult:
         _check_finite(X)
     inv = np.where(amax > 0, 1.0 / np.where(amax > 0, amax, 1.0), 0.0)
     s1, s2, sxy = np.zeros(p), np.zeros(p), np.zeros(p)
-    n_threads = min(_n_threads(n * p), max(1, (n * p) // _BLOCK_ELEMENTS), p)
+    n_threads = min(pool_threads(n * p), max(1, (n * p) // MIN_POOL_ELEMENTS), p)
     cols = np.linspace(0, p, n_threads + 1).astype(np.intp)
 
     def run(t):
         kernel(X, yc, inv, cols[t], cols[t + 1], s1, s2, sxy)
 
-    _map_threads(run, n_threads)
+    run_tasks(run, n_threads, n_threads)
     sxx = np.maximum(s2 - s1 * s1 / n, 0.0)
     constant = s2 == 0.0  # every value equal to the first row's
     r = np.zeros(p)

@@ -197,6 +197,7 @@ class ClassSpecificEnsembleClassifier(BaseSelectingClassifier):
     _per_class_selection: ClassVar[bool] = True
     # sparse X goes to the selector when it accepts it (ClassSpecificSelector checks)
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"class_rankings_"})
 
     def __init__(
         self,
@@ -418,7 +419,7 @@ class ClassSpecificEnsembleClassifier(BaseSelectingClassifier):
             keys = [crc(r) for r in X]
         return np.array([np.random.default_rng([self._tie_seed, k]).random() for k in keys])
 
-    def predict(self, X) -> np.ndarray:
+    def _predict_in_memory(self, X) -> np.ndarray:
         """Class labels by the ensemble's decision rule.
 
         Parameters

@@ -12,7 +12,6 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import assert_all_finite, check_is_fitted, validate_data
 
-from sparsefs._dask import is_dask_collection
 from sparsefs._kernels import sparse_centers as _kernel
 from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.sparse_centers_cv import grid_predictions
@@ -78,6 +77,7 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         "n_jobs": [Integral, None],
     }
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"class_centers_"})
     # Every entry of X enters a class sum (l2) or a class dispersion (l1), so NaN or infinity
     # in X makes those non-finite; only then is X itself scanned (scikit-learn's
     # ``assert_all_finite``, with its usual messages, in _center_stats). This saves one full
@@ -139,7 +139,7 @@ class _BaseSparseCenters(BaseSelectingClassifier):
 
     # -- prediction ----------------------------------------------------------------------
 
-    def decision_function(self, X):
+    def _decision_function_in_memory(self, X):
         """Class scores computed on the selected features only, O(k) per sample.
 
         For two classes, the paper's :math:`\\Delta(x)` = distance to the first class center
@@ -160,10 +160,6 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        if is_dask_collection(X):  # a lazy dask array, per row block (docs/dask.md)
-            from sparsefs._dask._sparse_centers import decision_function
-
-            return decision_function(self, X)
         check_is_fitted(self, "support_")
         X = validate_data(
             self, X, reset=False, accept_sparse=self._accept_sparse, dtype=_FLOAT_DTYPES
@@ -176,7 +172,7 @@ class _BaseSparseCenters(BaseSelectingClassifier):
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    def predict(self, X):
+    def _predict_in_memory(self, X):
         """The class of the nearest center on the selected features.
 
         Ties (equal distances, e.g. every selected feature shared) go to the class that comes
@@ -191,11 +187,20 @@ class _BaseSparseCenters(BaseSelectingClassifier):
         -------
         ndarray of shape (n_samples,)
         """
-        if is_dask_collection(X):  # a lazy dask array, per row block (docs/dask.md)
-            from sparsefs._dask._sparse_centers import predict
-
-            return predict(self, X)
         return self._labels_from_decision(self.decision_function(X))
+
+    def _decision_function_dask(self, X):
+        """``decision_function`` on a dask array: a lazy dask array, per row block
+        (docs/dask.md)."""
+        from sparsefs._dask._sparse_centers import decision_function
+
+        return decision_function(self, X)
+
+    def _predict_dask(self, X):
+        """``predict`` on a dask array: a lazy dask array, per row block (docs/dask.md)."""
+        from sparsefs._dask._sparse_centers import predict
+
+        return predict(self, X)
 
 
 _MATH = r"""

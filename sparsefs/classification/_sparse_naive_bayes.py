@@ -315,7 +315,7 @@ class SparseNaiveBayes(BaseSelectingClassifier):
             jll = Xs @ log_p.T
         return np.asarray(jll) + self.class_log_prior_
 
-    def decision_function(self, X):
+    def _decision_function_in_memory(self, X):
         """Log posterior odds (two classes: ``classes_[1]`` over ``classes_[0]``), else the
         joint log-likelihood of each class, computed on the selected features only.
 
@@ -332,7 +332,7 @@ class SparseNaiveBayes(BaseSelectingClassifier):
             return jll[:, 1] - jll[:, 0]
         return jll
 
-    def predict(self, X):
+    def _predict_in_memory(self, X):
         """The class of largest posterior (ties to the first class of ``classes_``).
 
         Parameters

@@ -3,7 +3,7 @@
 The method becomes the estimator of an :class:`~sparsefs.selection.ErrorControlSelector`:
 its own analytic p-values when it has them (``fisher_score``: the F test), else label
 permutations of its scores (``--permutations B``). ``-m knockoffs`` takes ``--fdr`` as the
-knockoff filter's own level, ``-m error_control`` as its ``alpha``. The output table gets
+knockoff filter's own level, ``-m error_control`` as its ``level``. The output table gets
 ``pvalue`` and ``qvalue`` columns (also without these flags, for any method that computes
 p-values, the q-values then being Benjamini-Hochberg's) and, for knockoffs, the
 ``knockoff_statistic`` W.
@@ -98,17 +98,18 @@ def wrap_for_error_control(est: Any, args: argparse.Namespace) -> Any:
             raise ValueError("-m knockoffs controls the FDR only: use --fdr Q")
         return est.set_params(fdr=level, n_features_to_select=None)
     if isinstance(est, ErrorControlSelector):
-        return est.set_params(method=method, alpha=level, n_features_to_select=None)
+        return est.set_params(method=method, level=level, n_features_to_select=None)
     B = getattr(args, "permutations", None)
-    return ErrorControlSelector(est, method=method, alpha=level,
+    return ErrorControlSelector(est, method=method, level=level,
                                 n_permutations=B or DEFAULT_PERMUTATIONS,
                                 random_state=getattr(args, "seed", 0))
 
 
 def error_control_output(est: Any, frame: Any) -> tuple[Any, dict[str, Any]]:
-    """Add ``pvalue`` / ``qvalue`` (and ``knockoff_statistic``) columns to the output table
-    of a fitted ``est``; the ``error_control`` entry of the run's metadata (empty when no
-    guarantee was asked for)."""
+    """Complete the ``pvalue`` / ``qvalue`` columns of the output table of a fitted ``est``
+    (a p-value that does not apply counts as 1; q-values by Benjamini-Hochberg when the
+    estimator has none of its own) and add ``knockoff_statistic``; the ``error_control`` entry
+    of the run's metadata (empty when no guarantee was asked for)."""
     import numpy as np
 
     from sparsefs._kernels.multiple_testing import adjust_pvalues
@@ -116,16 +117,14 @@ def error_control_output(est: Any, frame: Any) -> tuple[Any, dict[str, Any]]:
 
     index = frame["index"].to_numpy()
     meta: dict[str, Any] = {}
-    pvalues = getattr(est, "pvalues_", None)
-    if pvalues is not None:
-        p = np.where(np.isnan(pvalues), 1.0, np.asarray(pvalues, dtype=np.float64))
-        q = getattr(est, "qvalues_", None)
-        q = adjust_pvalues(p, "bh") if q is None else np.asarray(q)
-        frame = frame.assign(pvalue=p[index], qvalue=q[index])
+    if "pvalue" in frame.columns:  # declared p-values (scores_frame(..., outputs=True))
+        p = np.where(np.isnan(frame["pvalue"]), 1.0, frame["pvalue"].to_numpy())
+        q = frame["qvalue"].to_numpy() if "qvalue" in frame.columns else adjust_pvalues(p, "bh")
+        frame = frame.assign(pvalue=p, qvalue=q)
     if isinstance(est, ErrorControlSelector):
         if est.estimator_scores_ is not None:
             frame = frame.assign(method_score=est.estimator_scores_[index])
-        meta = {"rate": est.error_rate_, "level": float(est.alpha), "procedure": est.method,
+        meta = {"rate": est.error_rate_, "level": float(est.level), "procedure": est.method,
                 "pvalues": est.pvalue_method_, "n_permutations": int(est.n_permutations_),
                 "n_selected": int(est.support_.sum())}
     if isinstance(est, KnockoffSelector):

@@ -576,7 +576,7 @@ def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, sho
     elapsed = time.perf_counter() - start
     _checks.plan_select(args)  # nothing appeared (or changed) meanwhile
     stages.next(f"{info.name}: write {plan.out}")
-    frame = scores_frame(est, feature_names=data.feature_names)
+    frame = scores_frame(est, feature_names=data.feature_names, outputs=True)
     frame, stability = stability_output(est, frame, data.X, y, data.feature_names, args)
     frame, error_control = error_control_output(est, frame)
     kept = int(est.support_.sum())

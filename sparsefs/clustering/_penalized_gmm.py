@@ -273,7 +273,7 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
         support = scores > 0 if self.n_features_to_select_ is None else None
         self._set_selection_tied(X, scores, support)
 
-    def predict(self, X) -> np.ndarray:
+    def _predict_in_memory(self, X) -> np.ndarray:
         """Most probable component of each sample.
 
         Computed in the standardised space of the fit (``(X - mean_) / scale``, the model's

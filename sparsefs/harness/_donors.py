@@ -116,7 +116,7 @@ def donor_error_control_trial(data, q: float = 0.1, procedures=PROCEDURES,
                 res = _per_group(sel, truth)
             elif proc in ("cell_f", "donor_f"):
                 kw = {"groups": data.donors} if proc == "donor_f" else {}
-                est = ErrorControlSelector(alpha=q).fit(data.X, data.y, **kw)
+                est = ErrorControlSelector(level=q).fit(data.X, data.y, **kw)
                 res = _counts(est.support_, truth)
             elif proc == "donor_per_group":
                 y_idx = np.searchsorted(groups, data.y)

@@ -8,7 +8,6 @@ import os
 import platform
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,90 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparsefs.utils._load import LoadMonitor  # the one load monitor (re-exported)
+
 __all__ = ["LoadMonitor", "Reproduction", "Results", "environment_metadata"]
 
 SUPPORT_COLUMNS = ("experiment", "dataset", "method", "fold", "k", "feature", "score", "rank",
                    "selected")
 _META_KEY = b"sparsefs"
-
-
-# --------------------------------------------------------------------------------------------
-# machine load
-# --------------------------------------------------------------------------------------------
-
-
-def _proc_stat() -> tuple[int, int] | None:
-    """(busy, total) jiffies over all CPUs from /proc/stat; None off Linux."""
-    try:
-        with open("/proc/stat") as fh:
-            first = fh.readline().split()
-    except OSError:
-        return None
-    if not first or first[0] != "cpu":
-        return None
-    v = [int(x) for x in first[1:]] + [0] * 8
-    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
-    busy = user + nice + system + irq + softirq + steal
-    return busy, busy + idle + iowait
-
-
-def _own_cpu_s() -> float:
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-class LoadMonitor:
-    """Machine load during a run: load averages before/after and the busy share of the CPUs.
-
-    ``busy_share`` is the share of all CPUs' time that was busy during the run (everything:
-    this process, its workers and other users); ``other_share`` subtracts this process's own
-    CPU time (worker *processes* of joblib still count as "other" until they are reaped).
-    Both are ``None`` where ``/proc/stat`` does not exist.
-    """
-
-    def __init__(self) -> None:
-        self._t0 = 0.0
-        self._stat0: tuple[int, int] | None = None
-        self._cpu0 = 0.0
-        self._load0: list[float] | None = None
-
-    @staticmethod
-    def _loadavg() -> list[float] | None:
-        try:
-            return [round(x, 2) for x in os.getloadavg()]
-        except (OSError, AttributeError):
-            return None
-
-    def start(self) -> LoadMonitor:
-        """Start the window."""
-        self._load0 = self._loadavg()
-        self._stat0 = _proc_stat()
-        self._cpu0 = _own_cpu_s()
-        self._t0 = time.perf_counter()
-        return self
-
-    def stop(self) -> dict[str, Any]:
-        """End the window and return its figures."""
-        wall = time.perf_counter() - self._t0
-        cpu = _own_cpu_s() - self._cpu0
-        stat1 = _proc_stat()
-        out: dict[str, Any] = {
-            "wall_s": round(wall, 3),
-            "own_cpu_s": round(cpu, 3),
-            "cpu_count": os.cpu_count(),
-            "loadavg_before": self._load0,
-            "loadavg_after": self._loadavg(),
-            "busy_share": None,
-            "other_share": None,
-        }
-        if self._stat0 is not None and stat1 is not None:
-            hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-            busy = (stat1[0] - self._stat0[0]) / hz
-            total = (stat1[1] - self._stat0[1]) / hz
-            if total > 0:
-                out["busy_share"] = round(min(1.0, busy / total), 4)
-                out["other_share"] = round(max(0.0, busy - cpu) / total, 4)
-        return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -248,11 +248,17 @@ HASH_RENAMES: tuple[tuple[str, str], ...] = (
 #: (stem, parameter, value): a parameter a config now names explicitly, with the value that
 #: was the default when stored runs were hashed (issue #31: the sparse KOS reproduction names
 #: the paper's tuning, ``sigma2_selection="joint"``, so that it does not follow the default
-#: if that ever changes). Such a parameter is left out of the hash: naming the default of the
-#: stored runs is not a change of the experiment. A config that sets it to anything else
-#: hashes differently.
+#: if that ever changes; likewise ``acceleration="none"``, the paper's plain Algorithm 1, when
+#: the default became the extrapolated loop). Such a parameter is left out of the hash: naming
+#: the default of the stored runs is not a change of the experiment. A config that sets it to
+#: anything else hashes differently.
 HASH_FORMER_DEFAULTS: tuple[tuple[str, str, Any], ...] = (
     ("sparse_kos", "sigma2_selection", "joint"),
+    ("sparse_kos", "acceleration", "none"),
+    # the sparse k-means family's gap path before the chain path (issue #33)
+    ("l1_kmeans", "gap_path", "restarts"),
+    ("sparse_kmeans", "gap_path", "restarts"),
+    ("l0_kmeans", "gap_path", "restarts"),
 )
 
 

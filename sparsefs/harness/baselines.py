@@ -185,7 +185,7 @@ class ShrunkenCentroidsAtK(BaseSelectingClassifier):
         self._set_selection(score, score > delta)
         self._kept = np.flatnonzero(self.support_)
 
-    def decision_function(self, X):
+    def _decision_function_in_memory(self, X):
         """Minus the squared distance to each shrunken centroid, up to a term equal for all
         classes (computed on the kept features).
 
@@ -208,7 +208,7 @@ class ShrunkenCentroidsAtK(BaseSelectingClassifier):
         lin = np.asarray(Xs @ cent.T)
         return 2.0 * lin - (cent * cent).sum(axis=1)
 
-    def predict(self, X):
+    def _predict_in_memory(self, X):
         """The class of the nearest shrunken centroid (ties: the first class).
 
         Parameters

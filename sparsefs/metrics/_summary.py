@@ -92,8 +92,18 @@ def summarize(results, *, ddof: int = 1) -> pd.DataFrame:
         (e.g. an AUC on a fold with one class) are left out of the mean.
     """
     table = _table(results)
+    # a Results object keeps the summary of its table (claims and tables summarise the same
+    # stored run many times; the per-group sd is the slow part): recomputed when the table
+    # object or its shape changes
+    cache = getattr(results, "__dict__", {}).get("_summaries") if table is not results else None
+    token = (id(table), table.shape, ddof)
+    if cache is not None and cache[0] == token and cache[1] is table:
+        return cache[2].copy()
     grouped = table.groupby(_KEYS, sort=False, dropna=False)["value"]
     out = grouped.agg(mean="mean", sd=lambda v: v.std(ddof=ddof), n="count").reset_index()
+    if table is not results and hasattr(results, "__dict__"):
+        results.__dict__["_summaries"] = (token, table, out)
+        return out.copy()
     return out
 
 

@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparsefs.base import declared_outputs
 from sparsefs.plotting._plots import _axes
 
 __all__ = ["plot_selection_frequencies", "plot_stability_index", "plot_stability_path"]
 
 
 def _fitted_selector(selector: Any) -> Any:
-    if not hasattr(selector, "frequencies_"):
+    fitted = getattr(selector, "support_", None) is not None
+    if "frequencies_" not in declared_outputs(selector) or not fitted:
         raise TypeError(
             f"expected a fitted StabilitySelector (with frequencies_), got "
             f"{type(selector).__name__}."

@@ -296,6 +296,7 @@ class ClassSpecificSelector(BaseSelector):
     _per_class_selection: ClassVar[bool] = True
     # sparse X is passed on to the per-class selector when it accepts it (checked in _fit)
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"class_rankings_", "class_supports_"})
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from sklearn.utils import check_random_state
 from sparsefs._kernels import donors as _donors
 from sparsefs._kernels import multiple_testing as _mt
 from sparsefs.base import BaseSelector, SupportMixin
-from sparsefs.utils._sklearn_compat import Interval, StrOptions
+from sparsefs.utils._sklearn_compat import Hidden, Interval, StrOptions
 
 __all__ = ["ErrorControlSelector"]
 
@@ -234,8 +234,13 @@ class ErrorControlSelector(BaseSelector):
     method : {"bh", "by", "holm", "bonferroni", "maxt"}, default="bh"
         The multiple-testing procedure (FDR: ``bh``, ``by``; FWER: ``holm``, ``bonferroni``,
         ``maxt``; ``maxt`` implies permutation p-values).
-    alpha : float in (0, 1], default=0.05
-        The FDR or FWER level.
+    level : float in (0, 1], default=0.05
+        :math:`\alpha`, the level of the error rate that ``method`` controls (FDR or FWER).
+        Spelt ``level``, not ``alpha`` (docs/contract.md, "Parameter names"): ``alpha`` is a
+        penalty in sparsefs, as in scikit-learn (``KnockoffSelector(alpha=...)`` beside it).
+    alpha : float in (0, 1]
+        Deprecated alias of ``level`` (a ``FutureWarning`` at fit; removed in the next
+        release).
     pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal", "f", \
 "pearson", "spearman", "cox"}, default="auto"
         How the p-values are obtained (see above).
@@ -244,7 +249,7 @@ class ErrorControlSelector(BaseSelector):
         Bonferroni can only reject when :math:`B + 1 \ge m/\alpha` (BH similarly needs
         :math:`1/(B+1) \le \alpha/m` for a single discovery).
     n_features_to_select : int, float or None, default=None
-        ``None``: the features rejected by ``method`` at level ``alpha`` (possibly none, with
+        ``None``: the features rejected by ``method`` at ``level`` (possibly none, with
         a :class:`~sparsefs.exceptions.NoFeatureSelectedWarning`). An int or a fraction keeps
         that many features with the smallest p-values instead (no error guarantee).
     random_state : int, RandomState instance or None, default=None
@@ -265,7 +270,7 @@ class ErrorControlSelector(BaseSelector):
     qvalues_ : ndarray of shape (n_features_in_,)
         The adjusted p-values of ``method`` (BH/BY q-values; Holm/Bonferroni/max-T adjusted
         p-values): feature :math:`j` is rejected at level :math:`\alpha` exactly when
-        ``qvalues_[j] <= alpha`` (up to one rounding at the boundary).
+        ``qvalues_[j] <= level`` (up to one rounding at the boundary).
     maxt_pvalues_ : ndarray of shape (n_features_in_,) or None
         The max-T adjusted p-values (with permutation p-values, whatever ``method``).
     pvalue_method_ : str
@@ -332,7 +337,7 @@ class ErrorControlSelector(BaseSelector):
     >>> from sparsefs.datasets import make_planted_classification
     >>> from sparsefs.selection import ErrorControlSelector
     >>> data = make_planted_classification(n_samples=90, n_features=300, random_state=0)
-    >>> sel = ErrorControlSelector(method="holm", alpha=0.05).fit(data.X, data.y)
+    >>> sel = ErrorControlSelector(method="holm", level=0.05).fit(data.X, data.y)
     >>> bool((sel.qvalues_[sel.support_] <= 0.05).all())
     True
     >>> int((sel.support_ & ~data.support).sum())
@@ -343,7 +348,8 @@ class ErrorControlSelector(BaseSelector):
         **BaseSelector._parameter_constraints,
         "estimator": "no_validation",
         "method": [StrOptions({*_mt.METHODS, "maxt"})],
-        "alpha": [Interval(Real, 0, 1, closed="right")],
+        "level": [Interval(Real, 0, 1, closed="right")],
+        "alpha": [Interval(Real, 0, 1, closed="right"), Hidden(StrOptions({"deprecated"}))],
         "pvalues": [StrOptions({"auto", "permutation", *_ANALYTIC})],
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -352,6 +358,7 @@ class ErrorControlSelector(BaseSelector):
     }
     #: sparse X: the tests run on dense blocks of columns; permutations pass X to the estimator
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"pvalues_", "qvalues_"})
 
     def _resolved_target_type(self) -> str:
         if self.target_type == "auto" and self.pvalues in ("f", "pearson", "spearman"):
@@ -376,23 +383,29 @@ class ErrorControlSelector(BaseSelector):
         estimator=None,
         *,
         method="bh",
-        alpha=0.05,
+        level=0.05,
         pvalues="auto",
         n_permutations=1000,
         n_features_to_select=None,
         random_state=None,
         n_jobs=None,
         target_type="auto",
+        alpha="deprecated",
     ):
         self.estimator = estimator
         self.method = method
-        self.alpha = alpha
+        self.level = level
         self.pvalues = pvalues
         self.n_permutations = n_permutations
         self.n_features_to_select = n_features_to_select
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.target_type = target_type
+        self.alpha = alpha
+
+    def _level(self) -> float:
+        """The error-rate level: ``level``, or the deprecated ``alpha`` when given."""
+        return self.level if isinstance(self.alpha, str) else self.alpha
 
     def fit(self, X, y, groups=None, strata=None):
         """Compute a p-value per feature and select the features the procedure rejects.
@@ -416,6 +429,14 @@ class ErrorControlSelector(BaseSelector):
         -------
         self : object
         """
+        if not isinstance(self.alpha, str):
+            warnings.warn(
+                "ErrorControlSelector(alpha=...) is deprecated and will be removed in the next "
+                "release: pass level=... (the FDR / FWER level; alpha is a penalty elsewhere "
+                "in sparsefs).",
+                FutureWarning,
+                stacklevel=2,
+            )
         return super().fit(X, y, groups=groups, strata=strata)
 
     def _fit(self, X, y_idx, groups=None, strata=None):
@@ -477,12 +498,12 @@ class ErrorControlSelector(BaseSelector):
             self.maxt_pvalues_[constant] = 1.0
             self.error_rate_ = "FWER"
             self.qvalues_ = self.maxt_pvalues_
-            rejected = self.qvalues_ <= self.alpha
+            rejected = self.qvalues_ <= self._level()
             ordering = self.qvalues_  # monotone in the statistic: the selection is its top
         else:
             self.error_rate_ = _mt.METHODS[self.method]
             self.qvalues_ = _mt.adjust_pvalues(pvals, self.method)
-            rejected = _mt.reject(pvals, self.alpha, self.method)
+            rejected = _mt.reject(pvals, self._level(), self.method)
             ordering = pvals
         if self.n_features_to_select_ is None:
             self.n_features_to_select_ = int(rejected.sum())
@@ -712,8 +733,8 @@ class ErrorControlSelector(BaseSelector):
     def _first_threshold(self, m: int) -> float:
         """The level the smallest p-value must reach for one rejection."""
         if self.method == "maxt":
-            return self.alpha
-        level = self.alpha / m
+            return self._level()
+        level = self._level() / m
         if self.method == "by":
             level /= float(np.sum(1.0 / np.arange(1, m + 1)))
         return level
@@ -723,7 +744,7 @@ class ErrorControlSelector(BaseSelector):
         needed = self.min_permutations(m)
         if needed > B and self.n_features_to_select_ is None:
             floor = 1.0 / (B + 1)
-            level = self.alpha / (float(np.sum(1.0 / np.arange(1, m + 1)))
+            level = self._level() / (float(np.sum(1.0 / np.arange(1, m + 1)))
                                   if self.method == "by" else 1.0)
             together = math.ceil(floor * m / level - 1e-12)
             what = ("no feature can be rejected"
@@ -732,7 +753,7 @@ class ErrorControlSelector(BaseSelector):
             warnings.warn(
                 f"ErrorControlSelector: with n_permutations={B} the smallest p-value is "
                 f"1/(B+1) = {floor:.3g}, above the first threshold "
-                f"{self.alpha if self.method == 'maxt' else level / m:.3g} of "
+                f"{self._level() if self.method == 'maxt' else level / m:.3g} of "
                 f"method={self.method!r}; "
                 f"{what}. Use n_permutations >= {needed} (min_permutations).",
                 UserWarning, stacklevel=stacklevel,
@@ -753,8 +774,8 @@ class ErrorControlSelector(BaseSelector):
         int
         """
         if self.method == "maxt":
-            return max(1, math.ceil(1.0 / self.alpha - 1.0 - 1e-9))
-        level = self.alpha / n_features
+            return max(1, math.ceil(1.0 / self._level() - 1.0 - 1e-9))
+        level = self._level() / n_features
         if self.method == "by":
             level /= float(np.sum(1.0 / np.arange(1, n_features + 1)))
         return max(1, math.ceil(1.0 / level - 1.0 - 1e-9))

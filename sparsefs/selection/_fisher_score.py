@@ -92,6 +92,7 @@ class FisherScore(BaseSelector):
         "fdr": [Interval(Real, 0, 1, closed="right")],
     }
     _accept_sparse = ("csr", "csc")
+    _outputs = frozenset({"pvalues_"})
     #: the dask path takes scipy.sparse blocks (one pass over their stored values)
     _dask_sparse_blocks: ClassVar[bool] = True
     #: NaN / inf in X make a column's scatter non-finite, and only those columns are scanned

@@ -8,8 +8,7 @@ import scipy.sparse as sp
 from sklearn.linear_model import lars_path
 
 from sparsefs._kernels import mcfs as _kernel
-from sparsefs._kernels.columns import duplicate_column_groups, power_of_two_scale
-from sparsefs._kernels.laplacian_score import constant_columns
+from sparsefs._kernels.columns import constant_columns, duplicate_column_groups, power_of_two_scale
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,

@@ -11,9 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import ndfs as _kernel
-from sparsefs._kernels.columns import power_of_two_scale, tie_duplicate_scores
+from sparsefs._kernels.columns import constant_columns, power_of_two_scale, tie_duplicate_scores
 from sparsefs._kernels.graphs import normalized_laplacian
-from sparsefs._kernels.laplacian_score import constant_columns
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,

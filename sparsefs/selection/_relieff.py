@@ -143,6 +143,7 @@ class ReliefF(BaseSelector):
     }
     _accept_sparse = ("csr", "csc")
     _targets = ("classification", "regression")
+    _outputs = frozenset({"weights_"})
 
     def __init__(
         self,

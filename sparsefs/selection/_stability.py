@@ -298,6 +298,7 @@ class StabilitySelector(BaseSelector):
     (10, 0)
     """
 
+    _outputs = frozenset({"frequencies_"})
     _parameter_constraints: ClassVar[dict] = {
         **BaseSelector._parameter_constraints,
         "estimator": "no_validation",

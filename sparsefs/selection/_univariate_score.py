@@ -139,6 +139,7 @@ class UnivariateScore(BaseSelector):
     }
     _accept_sparse = ("csr", "csc")
     _targets = ("regression", "survival")
+    _outputs = frozenset({"pvalues_"})
     _target_hint = "For class labels use FisherScore (or ErrorControlSelector)."
     #: the kernels raise scikit-learn's errors for NaN / inf in the columns they read
     _fit_checks_finite: ClassVar[bool] = False

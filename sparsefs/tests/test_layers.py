@@ -5,8 +5,10 @@ importing its own package's ``__init__`` counts); ``_kernels`` imports neither s
 any part of sparsefs outside ``_kernels``; every subpackage sits on a floor (:data:`FLOORS`) and
 imports only from its own floor or lower ones (the estimator packages never reach ``harness``,
 ``plotting`` or ``cli``; ``plotting`` never reaches ``harness``; nothing but ``cli`` reaches
-``cli``). Every import counts, at module level or inside a function: a lazy import is still a
-dependency.
+``cli``). Inside ``_kernels`` (issue #34) a method kernel imports only the shared layer
+(:data:`SHARED_KERNELS`) and its own family's modules, the shared layer imports no method kernel,
+and no kernel takes another family's private names. Every import counts, at module level or
+inside a function: a lazy import is still a dependency.
 """
 
 from __future__ import annotations
@@ -208,3 +210,123 @@ def test_the_checks_catch_a_deliberate_cycle(tmp_path):
     assert cycles(graph) == [frozenset({"toy.a", "toy.sub.b"})]
     (pkg / "sub" / "b.py").write_text("def f():\n    return 1\n")
     assert cycles(module_graph(pkg, "toy")) == []
+
+
+#: The shared layer inside ``_kernels`` (issue #34): what any method kernel may use - array
+#: dispatch, duplicate columns and scale guards, class and column statistics (the Fisher ratio
+#: among them), graphs, the k-means core, the l2,1 / elastic-net penalties and their solvers
+#: (group_lasso, l21, fista, elastic_net), ranking, multiple testing and stability, threads.
+SHARED_KERNELS = frozenset({
+    "arrays", "columns", "elastic_net", "fista", "fisher_score", "graphs", "group_lasso",
+    "kmeans", "l21", "multiple_testing", "ranking", "stability", "stats", "threads",
+})
+
+#: Method kernels written as several modules: module -> its family (by default a module is
+#: its own family, and ``smba_*`` modules belong to ``smba``).
+KERNEL_FAMILIES = {
+    "kos_kernel": "sparse_kos", "kos_closed_form": "sparse_kos", "kos_weight_step": "sparse_kos",
+    "sparse_centers_cv": "sparse_centers",
+    "sparse_kmeans_alternation": "sparse_kmeans",
+    "coordinate_descent": "cox",  # the Gaussian / Cox elastic net: the Cox datafit's solver
+}
+
+#: Private names still imported across families, as "importer -> module._name"; the test fails
+#: on any other, and on a listed one that is gone (so the list only shrinks).
+KNOWN_PRIVATE_IMPORTS: set[str] = set()
+
+
+def _family(leaf: str) -> str:
+    if leaf.startswith("smba"):
+        return "smba"
+    return KERNEL_FAMILIES.get(leaf, leaf)
+
+
+def method_kernel_violations(graph: dict[str, set[str]], family: str | None = None) -> list[str]:
+    """Imports of method kernels (of ``family``, or every one) that reach neither the shared
+    layer nor their own family, and imports of the shared layer that reach a method kernel."""
+    prefix = "sparsefs._kernels."
+    bad = []
+    for mod, targets in graph.items():
+        if not mod.startswith(prefix):
+            continue
+        leaf = mod.removeprefix(prefix)
+        inner = [t for t in sorted(targets) if t.startswith(prefix)]
+        if leaf in SHARED_KERNELS:
+            bad += [f"{mod} -> {t}" for t in inner
+                    if t.removeprefix(prefix) not in SHARED_KERNELS]
+        elif family is None or _family(leaf) == family:
+            bad += [f"{mod} -> {t}" for t in inner
+                    if t.removeprefix(prefix) not in SHARED_KERNELS
+                    and _family(t.removeprefix(prefix)) != _family(leaf)]
+    return bad
+
+
+def private_kernel_imports(root: Path) -> set[str]:
+    """``importer -> module._name`` for every private name a kernel takes from a kernel of
+    another family (``from m import _x``, or ``m._x`` on an imported module)."""
+    found = set()
+    kernels = root / "_kernels"
+    leaves = {p.stem for p in kernels.glob("*.py")}
+    for path in kernels.glob("*.py"):
+        leaf = path.stem
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                mod = node.module or ""
+                if node.level:
+                    mod = "sparsefs._kernels" + ("." + mod if mod else "")
+                if mod == "sparsefs._kernels":
+                    aliases.update({a.asname or a.name: a.name for a in node.names
+                                    if a.name in leaves})
+                elif mod.startswith("sparsefs._kernels."):
+                    target = mod.split(".")[2]
+                    if _family(target) != _family(leaf):
+                        found.update(f"{leaf} -> {target}.{a.name}" for a in node.names
+                                     if a.name.startswith("_"))
+            elif isinstance(node, ast.Import):
+                aliases.update({a.asname: a.name.split(".")[2] for a in node.names
+                                if a.asname and a.name.startswith("sparsefs._kernels.")})
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__")
+                    and _family(aliases[node.value.id]) != _family(leaf)):
+                found.add(f"{leaf} -> {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_method_kernels_use_only_the_shared_layer_and_their_own_family():
+    assert method_kernel_violations(GRAPH) == []
+
+
+def test_no_kernel_takes_another_familys_private_names():
+    assert private_kernel_imports(PKG) == KNOWN_PRIVATE_IMPORTS
+
+
+def test_smba_kernels_use_only_the_shared_layer_and_their_own_modules():
+    assert method_kernel_violations(GRAPH, "smba") == []
+
+
+def test_the_family_check_sees_a_foreign_import():
+    graph = {"sparsefs._kernels.smba_x": {"sparsefs._kernels.l21", "sparsefs._kernels.columns",
+                                          "sparsefs._kernels.relieff"},
+             "sparsefs._kernels.group_lasso": {"sparsefs._kernels.smba"},
+             "sparsefs._kernels.kos_kernel": {"sparsefs._kernels.sparse_kos"}}
+    assert method_kernel_violations(graph) == [
+        "sparsefs._kernels.smba_x -> sparsefs._kernels.relieff",
+        "sparsefs._kernels.group_lasso -> sparsefs._kernels.smba",
+    ]
+
+
+def test_the_private_name_check_sees_both_spellings(tmp_path):
+    kernels = tmp_path / "pkg" / "_kernels"
+    kernels.mkdir(parents=True)
+    (kernels / "relieff.py").write_text("def _helper():\n    return 1\n")
+    (kernels / "ufcm.py").write_text(
+        "from sparsefs._kernels.relieff import _helper\n"
+        "from sparsefs._kernels import relieff as _r\n"
+        "x = _r._helper\n"
+    )
+    (kernels / "kos_kernel.py").write_text("from sparsefs._kernels.sparse_kos import _x\n")
+    assert private_kernel_imports(tmp_path / "pkg") == {"ufcm -> relieff._helper"}

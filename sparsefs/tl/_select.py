@@ -16,6 +16,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+import sparsefs._dask  # noqa: F401  (registers the dask side of the array dispatch, lazily)
+from sparsefs._kernels.arrays import class_moments, is_lazy, stored_values
+from sparsefs.utils._results import declared_outputs, scores_frame
+
 __all__ = ["select", "write_selection"]
 
 
@@ -85,9 +89,9 @@ LEVEL_METHODS = frozenset({
 def _has_negative_values(X) -> bool:
     """Whether X holds a value below 0 (log-normalised expression never does); one read of the
     stored values; dask X is not scanned."""
-    if type(X).__module__.startswith("dask"):
+    if is_lazy(X):
         return False
-    values = X.data if sp.issparse(X) else np.asarray(X)
+    values = stored_values(X)
     return bool(values.size) and float(values.min()) < 0
 
 
@@ -119,7 +123,7 @@ def _in_memory(X):
         raise ValueError("adata has no X (X is None); pass layer=.")
     if sp.issparse(X) or isinstance(X, np.ndarray):
         return X
-    if type(X).__module__.startswith("dask"):
+    if is_lazy(X):
         return X  # the estimators' dask path (docs/dask.md) or their clear error
     to_memory = getattr(X, "to_memory", None)  # anndata's backed sparse datasets
     if callable(to_memory):
@@ -151,14 +155,7 @@ def _class_index(y: np.ndarray, groups: list[str]) -> np.ndarray:
 def _group_means(X, y_idx: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """``(counts, means)`` of every group: one pass of class sums (a dask X block by block,
     never loaded whole: out of core at any size)."""
-    if type(X).__module__.startswith("dask"):
-        from sparsefs._dask._moments import class_moments as dask_class_moments
-
-        mom = dask_class_moments(X, y_idx, n_groups, within=False)
-    else:
-        from sparsefs._kernels.stats import class_moments
-
-        mom = class_moments(X, y_idx, n_groups)
+    mom = class_moments(X, y_idx, n_groups, within=False)
     return mom.counts, mom.means
 
 
@@ -519,17 +516,12 @@ def write_selection(
     donor_level = _donor_fit or getattr(est, "design_", None) is not None
     key = key_added
     scores = np.asarray(est.scores_, dtype=np.float64)
-    columns = {
-        f"{key}_score": scores,
-        f"{key}_rank": np.asarray(est.ranking_, dtype=np.int64),
-        f"{key}_selected": np.asarray(est.support_, dtype=bool),
-    }
-    for attr, suffix in (("frequencies_", "freq"), ("pvalues_", "pval"), ("qvalues_", "qval")):
-        if not hasattr(est, attr):
-            continue
-        if suffix != "freq" and donors is not None and not donor_level:
-            continue  # cell-level p-values beside donor-level ones would mislead
-        columns[f"{key}_{suffix}"] = np.asarray(getattr(est, attr), dtype=np.float64)
+    outputs = declared_outputs(est)
+    frame = scores_frame(est, names, sort=False, outputs=True)  # the one per-feature table
+    if donors is not None and not donor_level:  # cell-level p-values beside donor-level ones
+        frame = frame.drop(columns=["pvalue", "qvalue"], errors="ignore")  # would mislead
+    columns = {f"{key}_{_VAR_SUFFIX[c]}": frame[c].to_numpy() for c in frame.columns
+               if c in _VAR_SUFFIX}
     est_params = {k: v for k, v in est.get_params(deep=False).items() if _plain(v)}
     call = {
         "method": info.stem if info is not None else type(est).__name__,
@@ -572,7 +564,7 @@ def write_selection(
                 "group additive model on (donor, group) pseudobulks (crossed)")
         else:
             counts, means = _group_means(X, y_idx, len(groups))
-            pvals = getattr(est, "pvalues_", None)
+            pvals = est.pvalues_ if "pvalues_" in outputs else None
             if pvals is not None:
                 pvals = np.broadcast_to(np.asarray(pvals, dtype=np.float64),
                                         (len(groups), names.shape[0]))
@@ -598,6 +590,12 @@ def write_selection(
     adata.uns[key] = uns
 
 
+#: the columns of the per-feature table (sparsefs.utils.scores_frame) stored in adata.var, as
+#: ``{key_added}_{suffix}`` (sparsefs.get.selection_df reads them back)
+_VAR_SUFFIX = {"score": "score", "rank": "rank", "selected": "selected", "frequency": "freq",
+               "pvalue": "pval", "qvalue": "qval"}
+
+
 def _plain(value) -> bool:
     """Whether a parameter value can be written into ``adata.uns`` (an h5ad file)."""
     return value is None or isinstance(value, bool | int | float | str | np.integer | np.floating)
@@ -605,23 +603,22 @@ def _plain(value) -> bool:
 
 def _own_rankings(est, groups: list[str]):
     """``class_rankings_`` rows in the order of ``groups``, or ``None``."""
-    rankings = getattr(est, "class_rankings_", None)
-    if rankings is None:
+    if "class_rankings_" not in declared_outputs(est):
         return None
-    row = {str(c): i for i, c in enumerate(getattr(est, "classes_", []))}
-    return np.asarray(rankings)[[row[g] for g in groups]]
+    row = {str(c): i for i, c in enumerate(est.classes_)}
+    return np.asarray(est.class_rankings_)[[row[g] for g in groups]]
 
 
 def _own_per_group(est, groups: list[str]):
     """The estimator's own per-class statistic as ``n_features x n_columns``, if it has one."""
-    classes = [str(c) for c in getattr(est, "classes_", [])]
-    if hasattr(est, "class_centers_") and hasattr(est, "shared_center_"):
+    outputs = declared_outputs(est)
+    if "class_centers_" in outputs:
         diff = np.asarray(est.class_centers_) - np.asarray(est.shared_center_)[None, :]
         diff = np.where(np.asarray(est.support_)[None, :], diff, 0.0)
-        return diff.T, classes
-    if hasattr(est, "class_supports_"):
+        return diff.T, [str(c) for c in est.classes_]
+    if "class_supports_" in outputs:
         supports = np.asarray(est.class_supports_, dtype=np.float64)
-        return supports.T, classes
-    if hasattr(est, "weights_") and np.ndim(est.weights_) == 1:
+        return supports.T, [str(c) for c in est.classes_]
+    if "weights_" in outputs:
         return np.asarray(est.weights_, dtype=np.float64)[:, None], ["weight"]
     return None, None

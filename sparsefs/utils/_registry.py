@@ -681,8 +681,8 @@ _METHODS: tuple[MethodInfo, ...] = (
         test_params=(
             {},
             {"method": "holm", "n_features_to_select": 2},
-            # alpha = 0.5: the floor 1/(B+1) = 0.05 passes BH's first threshold alpha/8
-            {"pvalues": "permutation", "n_permutations": 19, "alpha": 0.5, "random_state": 0},
+            # level = 0.5: the floor 1/(B+1) = 0.05 passes BH's first threshold level/8
+            {"pvalues": "permutation", "n_permutations": 19, "level": 0.5, "random_state": 0},
             {"pvalues": "kruskal", "method": "by"},
             {"method": "maxt", "n_permutations": 19, "random_state": 0},
         ),
@@ -690,12 +690,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         outcome_params=(
             {},
             {"method": "holm", "n_features_to_select": 2},
-            {"pvalues": "permutation", "n_permutations": 19, "alpha": 0.5, "random_state": 0,
+            {"pvalues": "permutation", "n_permutations": 19, "level": 0.5, "random_state": 0,
              "estimator": EstimatorParam("sparsefs.selection:UnivariateScore",
                                          {"n_features_to_select": 1})},
         ),
         own_rule="features whose ANOVA F-test p-values pass Benjamini-Hochberg at FDR 0.05 "
-        "(method=, alpha=, pvalues= choose others)",
+        "(method=, level=, pvalues= choose others)",
         cost="pvalues='permutation': n_permutations fits of the estimator",
         kernel="multiple_testing",
     ),

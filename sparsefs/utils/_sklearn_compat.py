@@ -7,10 +7,13 @@ one file. Tested against the minimum (1.6) and latest scikit-learn.
 
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
+    Hidden,
     Interval,
     InvalidParameterError,
     RealNotInt,
     StrOptions,
 )
 
-__all__ = ["Interval", "InvalidParameterError", "RealNotInt", "StrOptions", "_fit_context"]
+__all__ = [
+    "Hidden", "Interval", "InvalidParameterError", "RealNotInt", "StrOptions", "_fit_context",
+]

@@ -255,6 +255,29 @@ def check_family_interface(est, X, y):
         np.testing.assert_array_equal(again.fit_predict(X), fitted.labels_)
 
 
+def check_declared_outputs(est, X, y):
+    """Every output the class declares (``_outputs``) is set by fit with its documented shape,
+    and an attribute named and shaped like an output in :data:`sparsefs.utils._results.OUTPUTS` is
+    declared (what ``sparsefs.tl`` and the CLI read is what the class says it gives)."""
+    from sparsefs.utils._results import OUTPUTS, declared_outputs
+
+    fitted = _fit(clone(est), X, y)
+    declared = declared_outputs(fitted)
+    assert declared <= OUTPUTS.keys(), f"undocumented outputs {sorted(declared - OUTPUTS.keys())}"
+    p = X.shape[1]
+    per_class = (len(getattr(fitted, "classes_", ())), p)
+    for name in OUTPUTS:
+        shape = per_class if name.startswith("class_") else (p,)
+        value = getattr(fitted, name, None)
+        if name in declared:
+            assert value is not None, f"{name} is declared but not set by fit"
+            assert np.shape(value) == shape, f"{name} has shape {np.shape(value)}, not {shape}"
+            if name == "class_centers_":
+                assert np.shape(fitted.shared_center_) == (p,)
+        else:
+            assert value is None or np.shape(value) != shape, f"{name} is set but not declared"
+
+
 def contract_checks() -> list[Callable]:
     """The sparsefs contract checks, each ``check(estimator, X, y)``."""
     return [
@@ -265,6 +288,7 @@ def contract_checks() -> list[Callable]:
         check_inputs_not_mutated,
         check_dataframe_feature_names,
         check_family_interface,
+        check_declared_outputs,
     ]
 
 

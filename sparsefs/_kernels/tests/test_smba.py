@@ -12,6 +12,7 @@ import pytest
 from sklearn.linear_model import Lasso
 
 from sparsefs._kernels import smba as K
+from sparsefs._kernels import smba_reduced as KR
 from sparsefs._kernels.columns import duplicate_partition
 
 VARIANTS = [(q, affine) for q in (1, 2) for affine in (False, True)]
@@ -555,7 +556,7 @@ def test_eta_hessian_equals_finite_differences_of_the_gradient():
     eta = rng.uniform(0.05, 1.0, Ap.shape[0])
     h = 1e-6
     with threads.applied(threads.plan(0.0)):
-        _, _, _, G, chol, _, _ = K._eta_eval(Ap, Tp, e, p, lam, eta)
+        _, _, _, G, chol, _, _ = KR._eta_eval(Ap, Tp, e, p, lam, eta)
         Z = solve_triangular(chol[0], Ap.T, lower=True)
         hess = (Z.T @ Z) * (G @ G.T) / lam**2
         fd = np.empty_like(hess)
@@ -563,8 +564,8 @@ def test_eta_hessian_equals_finite_differences_of_the_gradient():
             up, dn = eta.copy(), eta.copy()
             up[j] += h
             dn[j] -= h
-            fd[:, j] = (K._eta_eval(Ap, Tp, e, p, lam, up)[1]
-                        - K._eta_eval(Ap, Tp, e, p, lam, dn)[1]) / (2 * h)
+            fd[:, j] = (KR._eta_eval(Ap, Tp, e, p, lam, up)[1]
+                        - KR._eta_eval(Ap, Tp, e, p, lam, dn)[1]) / (2 * h)
     np.testing.assert_allclose(hess, fd, rtol=1e-5, atol=1e-6 * np.abs(hess).max())
 
 
@@ -584,9 +585,9 @@ def test_eta_stage_newton_reaches_the_gap_in_bounded_evaluations(monkeypatch):
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     Ap, Tp, e, p, lam, scale = _reduced_affine(X)
     with threads.applied(threads.plan(0.0)):
-        new = K._eta_stage(Ap, Tp, e, p, lam, scale, 1e-8 * scale, 5000, [])
-        monkeypatch.setattr(K, "ETA_LBFGS_EVALS", 10**9)
-        old = K._eta_stage(Ap, Tp, e, p, lam, scale, 1e-8 * scale, 5000, [])
+        new = KR._eta_stage(Ap, Tp, e, p, lam, scale, 1e-8 * scale, 5000, [])
+        monkeypatch.setattr(KR, "ETA_LBFGS_EVALS", 10**9)
+        old = KR._eta_stage(Ap, Tp, e, p, lam, scale, 1e-8 * scale, 5000, [])
     assert new[4] <= 1e-8 * scale and old[4] <= 1e-8 * scale
     assert new[5] * 3 <= old[5], (new[5], old[5])
     rn_new = np.linalg.norm(new[1], axis=1)

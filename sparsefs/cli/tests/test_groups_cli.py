@@ -41,7 +41,7 @@ def test_select_fdr_with_groups_is_donor_level(cells_csv, tmp_path, capsys):
     assert "nested design, donor as the unit" in capsys.readouterr().out
     table = pd.read_csv(out).set_index("index").sort_index()
     X = data.X.toarray().astype(np.float64)  # what the CSV holds (float32 values, printed)
-    ref = ErrorControlSelector(FisherScore(), alpha=0.1).fit(
+    ref = ErrorControlSelector(FisherScore(), level=0.1).fit(
         pd.read_csv(path).drop(columns=["donor", "condition"]).to_numpy(), data.y,
         groups=data.donors)
     assert X.shape[1] == len(table)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from sparsefs._kernels.arrays import to_dense
 from sparsefs.datasets import Dataset, load
 from sparsefs.harness._data import MissingDataError
 
@@ -166,7 +167,7 @@ def load_matrix(data) -> Dataset:
     """
     if data.loader and data.loader.rsplit(":", 1)[-1] == "pbmc68k_reduced":
         cells = load_cells("pbmc68k_reduced", {})
-        X = cells.X.toarray() if hasattr(cells.X, "toarray") else np.asarray(cells.X)
+        X = to_dense(cells.X)
         return Dataset(X=X.astype(np.float64), y=cells.y, feature_names=cells.feature_names,
                        support=None, name=data.label, description=cells.note)
     return _matrix(json.dumps(data.data_spec().to_dict(), sort_keys=True))

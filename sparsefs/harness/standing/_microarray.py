@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from sparsefs._kernels.arrays import to_dense
 from sparsefs.harness.standing._budget import Budget
 from sparsefs.harness.standing._spec import StandingData, StandingMethod, StandingSpec, cell_seed
 
@@ -206,7 +207,7 @@ def microarray_cell(spec: StandingSpec, dataset: StandingData, method: StandingM
 
     proto = spec.protocol
     ds = load_matrix(dataset)
-    X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X)
+    X = to_dense(ds.X)
     X = X.astype(np.float64)
     classes, y = np.unique(ds.y, return_inverse=True)
     n, p = X.shape

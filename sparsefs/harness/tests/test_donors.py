@@ -27,7 +27,7 @@ def test_trial_counts_match_the_estimators():
     assert set(out) == set(procs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoFeatureSelectedWarning)
-        donor = ErrorControlSelector(alpha=0.1).fit(data.X, data.y, groups=data.donors)
+        donor = ErrorControlSelector(level=0.1).fit(data.X, data.y, groups=data.donors)
     sel = donor.support_
     assert out["donor_f"]["n_selected"] == sel.sum()
     assert out["donor_f"]["n_false"] == (sel & ~data.support).sum()

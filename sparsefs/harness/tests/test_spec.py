@@ -209,6 +209,48 @@ def test_hash_leaves_out_a_parameter_named_at_its_former_default():
         assert replace(exp, methods=other).spec_hash() != exp.spec_hash()
 
 
+def test_hash_leaves_out_the_paper_algorithm_named_after_the_default_moved():
+    """Reference: the stored sparse KOS runs used the plain Algorithm 1, the default until the
+    extrapolated loop; the config names ``acceleration = "none"`` and the stored hashes still
+    match, while the new default would be a different run."""
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    spec = ReproductionSpec.from_toml(root / "configs" / "sparse_kos.toml")
+    for exp in spec.experiments:
+        stored = json.loads((root / "docs" / "reproductions" / "sparse_kos"
+                             / f"{exp.name}.meta.json").read_text())
+        named = [m for m in exp.methods if m.params.get("acceleration") == "none"]
+        assert named, exp.name
+        assert exp.spec_hash() == stored["spec_hash"], exp.name
+        other = [replace(m, params={**m.params, "acceleration": "extrapolate"})
+                 if m.params.get("acceleration") else m for m in exp.methods]
+        assert replace(exp, methods=other).spec_hash() != exp.spec_hash()
+
+
+def test_hash_leaves_out_the_former_gap_path_of_the_sparse_kmeans_reproduction():
+    """Reference: the stored sparse k-means runs (docs/reproductions/sparse_kmeans/*.meta.json)
+    tuned by the former gap path; the config names ``gap_path = "restarts"`` for every tuned
+    method and the stored hashes still match, while the chain path would be a different run."""
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    spec = ReproductionSpec.from_toml(root / "configs" / "sparse_kmeans.toml")
+    for exp in spec.experiments:
+        path = root / "docs" / "reproductions" / "sparse_kmeans" / f"{exp.name}.meta.json"
+        named = [m for m in exp.methods if m.params.get("gap_path") == "restarts"]
+        assert named, exp.name
+        if path.exists():
+            assert exp.spec_hash() == json.loads(path.read_text())["spec_hash"], exp.name
+        other = [replace(m, params={**m.params, "gap_path": "chains"})
+                 if m.params.get("gap_path") else m for m in exp.methods]
+        assert replace(exp, methods=other).spec_hash() != exp.spec_hash()
+
+
 def test_from_toml_rejects_typos(tmp_path):
     path = tmp_path / "spec.toml"
     path.write_text(TOML.replace("seed = 7", "sede = 7"))

@@ -80,3 +80,26 @@ def test_support_scores_masks_and_indices():
     assert support_scores(truth, np.zeros(10, dtype=bool))["precision"] == 0.0
     with pytest.raises(ValueError, match="outside"):
         support_scores(truth, [12])
+
+
+def test_summarize_of_a_results_object_is_kept_and_follows_a_new_table():
+    """Reference: the summary of the bare DataFrame (never cached). A Results object keeps the
+    summary of its table (claims summarise one stored run many times), returns equal copies,
+    and summarises again when its table is replaced."""
+    import pandas as pd
+
+    from sparsefs.harness._results import Results
+    from sparsefs.metrics._summary import summarize
+
+    rows = [{"experiment": "e", "dataset": "d", "method": m, "estimator": "svm",
+             "metric": "accuracy", "k": k, "fold": f, "value": 0.1 * f + k + (m == "b")}
+            for m in ("a", "b") for k in (1, 2) for f in range(3)]
+    table = pd.DataFrame(rows)
+    res = Results(table=table, meta={})
+    first = summarize(res)
+    pd.testing.assert_frame_equal(first, summarize(table))
+    first.loc[0, "mean"] = -1.0  # a caller's edit does not reach the kept summary
+    pd.testing.assert_frame_equal(summarize(res), summarize(table))
+    res.table = table.assign(value=table["value"] * 2)
+    pd.testing.assert_frame_equal(summarize(res), summarize(res.table))
+    assert summarize(res)["mean"].iloc[0] == 2 * summarize(table)["mean"].iloc[0]

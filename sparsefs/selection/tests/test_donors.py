@@ -56,7 +56,7 @@ def crossed_sim():
 def test_nested_pvalues_are_the_f_test_on_donor_means(nested_sim, caplog):
     d = nested_sim
     with caplog.at_level(logging.INFO, logger="sparsefs.donors"):
-        sel = ErrorControlSelector(alpha=0.1).fit(d.X, d.y, groups=d.donors)
+        sel = ErrorControlSelector(level=0.1).fit(d.X, d.y, groups=d.donors)
     assert sel.design_ == "nested" and sel.pvalue_method_ == "pseudobulk-anova"
     assert "nested design" in caplog.text and "the donor is the unit" in caplog.text
     X = d.X.toarray().astype(np.float64)
@@ -72,7 +72,7 @@ def test_nested_pvalues_are_the_f_test_on_donor_means(nested_sim, caplog):
 def test_crossed_pvalues_are_the_two_way_anova(crossed_sim, caplog):
     d = crossed_sim
     with caplog.at_level(logging.INFO, logger="sparsefs.donors"):
-        sel = ErrorControlSelector(alpha=0.1).fit(d.X, d.y, groups=d.donors)
+        sel = ErrorControlSelector(level=0.1).fit(d.X, d.y, groups=d.donors)
     assert sel.design_ == "crossed" and sel.pvalue_method_ == "blocked-anova"
     assert "crossed design" in caplog.text
     # closed form, complete blocks: two-way ANOVA without replication on the unit means
@@ -189,8 +189,8 @@ def test_fdp_on_a_few_simulated_data_sets(design):
                                     n_markers=8, log_fc=2.0, donor_sd=0.6, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoFeatureSelectedWarning)
-            cell = ErrorControlSelector(alpha=0.1).fit(d.X, d.y).support_
-            donor = ErrorControlSelector(alpha=0.1).fit(d.X, d.y, groups=d.donors).support_
+            cell = ErrorControlSelector(level=0.1).fit(d.X, d.y).support_
+            donor = ErrorControlSelector(level=0.1).fit(d.X, d.y, groups=d.donors).support_
         fdp_cell.append((cell & ~d.support).sum() / max(1, cell.sum()))
         fdp_donor.append((donor & ~d.support).sum() / max(1, donor.sum()))
     assert np.mean(fdp_cell) > 0.5

@@ -76,7 +76,7 @@ def test_fisher_score_rule_is_the_shared_bh(planted):
     for q in (0.001, 0.05, 0.3):
         fs = FisherScore(fdr=q).fit(planted.X, planted.y)
         ref = SelectFdr(f_classif, alpha=q).fit(planted.X, planted.y).get_support()
-        ec = ErrorControlSelector(alpha=q).fit(planted.X, planted.y)
+        ec = ErrorControlSelector(level=q).fit(planted.X, planted.y)
         assert np.array_equal(fs.support_, ref)
         assert np.array_equal(ec.support_, ref)
         np.testing.assert_allclose(ec.pvalues_, f_classif(planted.X, planted.y)[1], rtol=1e-9)
@@ -99,9 +99,26 @@ def test_analytic_pvalues_equal_scipy(planted):
                                rtol=1e-9)
 
 
+def test_alpha_is_a_deprecated_alias_of_level(planted):
+    """The former spelling (issue #34): a FutureWarning naming ``level``, and the same fit as
+    ``level`` at that value (the level-0.2 fit differs from a level-1e-12 one, so an alias
+    that were ignored would be seen); a value out of (0, 1] is refused by name."""
+    new = ErrorControlSelector(method="holm", level=0.2).fit(planted.X, planted.y)
+    strict = ErrorControlSelector(method="holm", level=1e-12).fit(planted.X, planted.y)
+    assert new.support_.sum() > strict.support_.sum()
+    old = ErrorControlSelector(method="holm", alpha=0.2)
+    with pytest.warns(FutureWarning, match=r"alpha=.*deprecated.*level="):
+        old.fit(planted.X, planted.y)
+    np.testing.assert_array_equal(old.support_, new.support_)
+    np.testing.assert_array_equal(old.qvalues_, new.qvalues_)
+    assert old.min_permutations(300) == new.min_permutations(300)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="alpha"):
+        ErrorControlSelector(alpha=2.0).fit(planted.X, planted.y)
+
+
 @pytest.mark.parametrize("method", ["bh", "by", "holm", "bonferroni"])
 def test_qvalues_and_selection(planted, method):
-    sel = ErrorControlSelector(method=method, alpha=0.05).fit(planted.X, planted.y)
+    sel = ErrorControlSelector(method=method, level=0.05).fit(planted.X, planted.y)
     if method in ("bh", "by"):
         np.testing.assert_allclose(
             sel.qvalues_, stats.false_discovery_control(sel.pvalues_, method=method), rtol=1e-12)
@@ -121,7 +138,7 @@ def test_bh_fdr_monte_carlo():
     q, fdp, power = 0.1, [], []
     for seed in range(40):
         X, y, support = gaussian_design(seed, shift=0.3)
-        sel = ErrorControlSelector(method="bh", alpha=q).fit(X, y).support_
+        sel = ErrorControlSelector(method="bh", level=q).fit(X, y).support_
         f, w = fdp_and_power(sel, support)
         fdp.append(f)
         power.append(w)
@@ -138,7 +155,7 @@ def test_by_fdr_block_correlated_monte_carlo():
     q, fdp, power = 0.1, [], []
     for seed in range(40):
         X, y, support = gaussian_design(seed, rho=0.6, shift=0.35)
-        sel = ErrorControlSelector(method="by", alpha=q).fit(X, y).support_
+        sel = ErrorControlSelector(method="by", level=q).fit(X, y).support_
         f, w = fdp_and_power(sel, support)
         fdp.append(f)
         power.append(w)
@@ -158,7 +175,7 @@ def test_global_null_selects_nothing_in_95_percent_of_100_seeds(method):
         rng = np.random.default_rng(1000 + seed)
         X, y = rng.normal(size=(60, 200)), rng.permutation(np.arange(60) % 2)
         with quiet_empty_selection():
-            sel = ErrorControlSelector(method=method, alpha=0.05).fit(X, y)
+            sel = ErrorControlSelector(method=method, level=0.05).fit(X, y)
         failures += bool(sel.support_.any())
     assert failures <= 9, failures  # >= 95% up to the binomial tail (see docstring)
 
@@ -281,7 +298,7 @@ def test_min_permutations_is_the_bonferroni_floor():
     y = np.arange(30) % 2
     X = rng.normal(size=(30, 50))
     X[:, 7] = y * 10.0 + rng.normal(size=30) * 0.01  # a perfect separator
-    sel = ErrorControlSelector(pvalues="permutation", method="bonferroni", alpha=0.05)
+    sel = ErrorControlSelector(pvalues="permutation", method="bonferroni", level=0.05)
     B = sel.min_permutations(50)
     assert B == 999  # 1/(B+1) <= 0.05/50
     assert ErrorControlSelector(method="by").min_permutations(10) == 585
@@ -330,7 +347,7 @@ def test_maxt_controls_fwer_under_the_global_null():
     for seed in range(60):
         X, y, _ = gaussian_design(seed, n=40, p=40, k=0, rho=0.6, block=10)
         with quiet_empty_selection():
-            sel = ErrorControlSelector(method="maxt", alpha=0.1, n_permutations=49,
+            sel = ErrorControlSelector(method="maxt", level=0.1, n_permutations=49,
                                        random_state=seed).fit(X, y)
         failures += bool(sel.support_.any())
         assert sel.error_rate_ == "FWER" and sel.pvalue_method_ == "permutation"
@@ -341,7 +358,7 @@ def test_maxt_controls_fwer_under_the_global_null():
 def test_maxt_finds_planted_features_with_few_permutations(planted):
     """300 features, B = 99: Bonferroni's floor 1/(B+1) = 0.01 > 0.05/300 rejects nothing,
     max-T rejects the planted features only."""
-    kw = {"pvalues": "permutation", "n_permutations": 99, "random_state": 0, "alpha": 0.05}
+    kw = {"pvalues": "permutation", "n_permutations": 99, "random_state": 0, "level": 0.05}
     sel = ErrorControlSelector(method="maxt", **kw).fit(planted.X, planted.y)
     assert np.array_equal(sel.support_, planted.support)
     np.testing.assert_array_equal(sel.qvalues_, sel.maxt_pvalues_)

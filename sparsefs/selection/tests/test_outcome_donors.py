@@ -62,7 +62,7 @@ def breslow_score_stat(x, time, event):
 def test_continuous_donor_attribute_is_the_f_test_on_donor_means():
     X, g, age = donor_data()
     y = age[g]
-    sel = ErrorControlSelector(alpha=0.1).fit(X, y, groups=[f"d{k}" for k in g])
+    sel = ErrorControlSelector(level=0.1).fit(X, y, groups=[f"d{k}" for k in g])
     assert sel.design_ == "nested" and sel.design_info_ is None
     assert sel.pvalue_method_ == "pseudobulk-f"
     M = donor_means(X, g)
@@ -73,13 +73,13 @@ def test_continuous_donor_attribute_is_the_f_test_on_donor_means():
     assert_array_equal(sel.support_, stats.false_discovery_control(ref) <= 0.1)
     assert sel.support_[:3].all()
     # pearson gives the same p-values; a UnivariateScore of the F test is replaced by it
-    same = ErrorControlSelector(pvalues="pearson", alpha=0.1).fit(X, y, groups=g)
+    same = ErrorControlSelector(pvalues="pearson", level=0.1).fit(X, y, groups=g)
     assert same.pvalue_method_ == "pseudobulk-pearson"
     assert_allclose(same.pvalues_, ref, rtol=1e-9)
-    uni = ErrorControlSelector(UnivariateScore(test="f"), alpha=0.1).fit(X, y, groups=g)
+    uni = ErrorControlSelector(UnivariateScore(test="f"), level=0.1).fit(X, y, groups=g)
     assert uni.pvalue_method_ == "pseudobulk-f" and uni.estimator_ is None
     # cells counted as independent: the donor offsets make null features "significant"
-    cell = ErrorControlSelector(alpha=0.1).fit(X, y)
+    cell = ErrorControlSelector(level=0.1).fit(X, y)
     assert cell.design_ is None and cell.pvalue_method_ == "f"
     assert (cell.support_[3:].sum() > 3 * max(1, sel.support_[3:].sum()))
 

@@ -49,7 +49,7 @@ def _bh_fdp(make, seeds, q=0.1, pvalues="auto"):
     fdp, power = [], []
     for seed in seeds:
         d = make(seed)
-        sel = _quiet(ErrorControlSelector(method="bh", alpha=q, pvalues=pvalues).fit, d.X, d.y)
+        sel = _quiet(ErrorControlSelector(method="bh", level=q, pvalues=pvalues).fit, d.X, d.y)
         fdp.append(_fdp(sel.support_, d.support))
         power.append((sel.support_ & d.support).sum() / d.support.sum())
     fdp = np.asarray(fdp)
@@ -143,6 +143,6 @@ def test_global_null_holm_selects_nothing_in_most_seeds(make):
     for seed in range(40):
         d = make(seed)
         y = d.y[np.random.default_rng(seed).permutation(d.y.shape[0])]
-        sel = _quiet(ErrorControlSelector(method="holm", alpha=0.05).fit, d.X, y)
+        sel = _quiet(ErrorControlSelector(method="holm", level=0.05).fit, d.X, y)
         failures += bool(sel.support_.any())
     assert failures <= 5, failures

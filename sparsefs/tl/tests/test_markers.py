@@ -216,10 +216,10 @@ def test_sample_key_nested_and_donor_aware_estimators():
                                    donor_sd=0.4, random_state=1)
     adata = data.to_anndata()
     sparsefs.tl.select(adata, "error_control", groupby="group", sample_key="donor",
-                       alpha=0.1)
+                       level=0.1)
     params = adata.uns["sparsefs"]["params"]
     assert params["design"] == "nested"
-    ref = sparsefs.selection.ErrorControlSelector(alpha=0.1).fit(data.X, data.y,
+    ref = sparsefs.selection.ErrorControlSelector(level=0.1).fit(data.X, data.y,
                                                                  groups=data.donors)
     assert_allclose(adata.var["sparsefs_pval"], ref.pvalues_)  # donor-level: written
     assert_array_equal(adata.var["sparsefs_selected"], ref.support_)

@@ -187,11 +187,11 @@ def test_sample_key_with_a_continuous_or_survival_target():
                         "os_days": days[g], "dead": dead[g].astype(int)},
                        index=[f"c{i}" for i in range(g.shape[0])])
     ad = anndata.AnnData(X, obs=obs)
-    sparsefs.tl.select(ad, "error_control", target="age", sample_key="donor", alpha=0.1)
+    sparsefs.tl.select(ad, "error_control", target="age", sample_key="donor", level=0.1)
     means = np.array([X[g == k].mean(axis=0) for k in range(n_donors)])
     np.testing.assert_allclose(ad.var["sparsefs_pval"].to_numpy(), f_regression(means, age)[1],
                                rtol=1e-9)
-    ref = ErrorControlSelector(alpha=0.1).fit(X, age[g], groups=obs["donor"])
+    ref = ErrorControlSelector(level=0.1).fit(X, age[g], groups=obs["donor"])
     np.testing.assert_array_equal(ad.var["sparsefs_selected"].to_numpy(), ref.support_)
     params = ad.uns["sparsefs"]["params"]
     assert params["sample_key"] == "donor" and params["target"] == "age"
