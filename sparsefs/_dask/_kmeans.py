@@ -32,10 +32,10 @@ import math
 
 import dask
 import numpy as np
-import scipy.sparse as sp
 
 from sparsefs._dask._core import raise_nonfinite, row_slices, to_row_blocks, tree_reduce
 from sparsefs._dask._moments import class_moments
+from sparsefs._kernels import kmeans as _km
 from sparsefs._kernels import sparse_kmeans as _k
 
 __all__ = ["fit", "predict"]
@@ -87,11 +87,6 @@ def column_transform(X, standardize: bool, name: str):
     return Xt, mean * c, sd * c
 
 
-def _indicator(labels, n_clusters):
-    m = labels.shape[0]
-    return sp.csr_array((np.ones(m), (labels, np.arange(m))), shape=(n_clusters, m))
-
-
 def _assign_block(block, cols, sw, centres, n_clusters):
     """Nearest centre of every row (weighted columns ``cols``), and the cluster sums."""
     T = np.asarray(block, dtype=np.float64)
@@ -104,9 +99,9 @@ def _assign_block(block, cols, sw, centres, n_clusters):
 
 
 def _sums_block(T, labels, n_clusters):
-    T = np.asarray(T, dtype=np.float64)
-    return {"counts": np.bincount(labels, minlength=n_clusters).astype(np.float64),
-            "sums": np.asarray(_indicator(labels, n_clusters) @ T)}
+    """Cluster sizes and sums of one block of rows: the k-means core's compiled pass."""
+    counts, sums = _km.cluster_sums(T, labels, n_clusters)
+    return {"counts": counts.astype(np.float64), "sums": sums}
 
 
 def _add(*parts):
@@ -198,19 +193,17 @@ def first_partitions(Xt, estimator, rng):
     (exactly the in-memory estimator's), else one partition: the best start on the sample,
     whose centres label every row; and the transformed X in memory when it fits (else None).
     """
-    from sparsefs._kernels.kmeans import kmeans
-
     n, p = Xt.shape
     K = estimator.n_clusters
     m = int(min(n, max(K, INIT_SAMPLE_BYTES // (8 * p))))
     if m == n:
         Xs = np.asarray(Xt.compute(), dtype=np.float64)
-        starts = kmeans(Xs, K, n_init=estimator.n_init, seed=rng,
+        starts = _km.kmeans(Xs, K, n_init=estimator.n_init, seed=rng,
                         algorithm=estimator.algorithm, return_all=True)
         return [f.labels for f in starts], Xs
     idx = np.sort(rng.choice(n, size=m, replace=False))
     sample = np.asarray(Xt[idx].compute(), dtype=np.float64)
-    best = kmeans(sample, K, n_init=estimator.n_init, seed=rng, algorithm=estimator.algorithm)
+    best = _km.kmeans(sample, K, n_init=estimator.n_init, seed=rng, algorithm=estimator.algorithm)
     del sample
     labels, counts, means = assign(Xt, np.arange(p), None, best.centers, K)
     if (counts == 0).any():
@@ -229,11 +222,9 @@ class _DaskOps:
         return counts, means, _k.bcss_from_means(counts, means)
 
     def columns(self, w):
-        from sparsefs._kernels.kmeans import weighted_columns
-
         cols = np.flatnonzero(w > 0)
         Z = np.ascontiguousarray(self.Xt[:, cols].compute(), dtype=np.float64)
-        return weighted_columns(Z, w[cols])
+        return _km.weighted_columns(Z, w[cols])
 
     def correlations(self, j):
         """``|corr(x_j, x_l)|`` for every column l (the in-memory ``InMemory.correlations``:

@@ -50,6 +50,17 @@ Weighted k-means (the C-step of sparse k-means, minimising :math:`\sum_j w_j
 \mathrm{WCSS}_j`) is :func:`kmeans` on the columns with :math:`w_j > 0` scaled by
 :math:`\sqrt{w_j}`: :func:`weighted_columns`.
 
+**One core for dense and sparse rows** (issue #34): the compiled loops (Hartigan–Wong's Lloyd
+passes and transfer stages, Lloyd's iteration, k-means++, the cluster sums and means, the WCSS)
+are written once over a few row-access primitives (``_dist``, ``_dist_bounded``, ``_add_row``,
+``_add_cost``, ``_move_point``, ``_norms``): numba overloads, one per row type, chosen when a
+loop is compiled: the dense arithmetic (X a 2-D array) or the CSR arithmetic of an
+:class:`ImplicitRows` (the tuple ``(data, indices, indptr)`` of its E, centres held as
+``c - b`` with their squared norms). numba compiles one specialisation of each loop per row
+type, each doing exactly the arithmetic of the former hand-written dense and CSR copies
+(results and exact ties bit for bit: ``benchmarks/record_kmeans_bits.py``). The dask path's
+per-block cluster sums use the same compiled pass (:func:`cluster_sums`).
+
 Pure numpy + numba: no scikit-learn here.
 
 References
@@ -68,17 +79,20 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 __all__ = [
     "ImplicitRows",
     "KMeansResult",
+    "cluster_sums",
     "hartigan_wong",
     "implicit_cluster_means",
     "is_hartigan_optimal",
     "kmeans",
     "kmeans_plusplus",
     "lloyd",
+    "means_into",
     "transfer_gains",
     "wcss",
     "weighted_columns",
@@ -119,13 +133,66 @@ class KMeansResult:
 
 
 # --------------------------------------------------------------------------------------------
-# numba core of AS 136
+# Row access: the only code that differs between dense X and the CSR rows of an ImplicitRows
 # --------------------------------------------------------------------------------------------
+#
+# The k-means loops below (Hartigan-Wong's Lloyd passes and transfer stages, Lloyd's iteration,
+# k-means++, the cluster sums and means, the WCSS) are written once over the row-access
+# primitives ``_dist``, ``_dist_bounded``, ``_add_row``, ``_add_cost``, ``_move_point`` and
+# ``_norms`` (Python stubs). Each has one numba overload for X a dense 2-D array and one for X
+# the tuple ``(data, indices, indptr)`` of the E of an ImplicitRows Z = 1 b^T + E (centres held
+# as ``D = c - b`` with squared norms ``cn``); an overload returns its implementation only for
+# its own row type, so numba compiles one specialisation of each loop per row type, calling
+# the per-type arithmetic directly (each overload with its own compiler options: the dense
+# distances keep their ``fastmath``). The arithmetic is exactly that of the former hand-written
+# dense and CSR copies, so results (and exact ties) are unchanged bit for bit. Dense X ignores
+# ``cn`` (``_norms`` does nothing for it). Each dense primitive is one small compiled function,
+# as the former _sqdist, _sqdist_bounded and _move were; _add_row, _add_cost and _norms are
+# three more (the former code had those lines in its loops), which with their linking into
+# each caller cost some first-use compilation (#33; docs/methods/sparse_kmeans.md).
+
+_FAST = {"fastmath": {"reassoc", "contract"}, **_CALLEE}
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
-def _sqdist(X, i, C, k):
-    """``||x_i - c_k||^2`` (also the rows' distance, with ``C = X``)."""
+def _is_dense(X) -> bool:
+    return isinstance(X, types.Array)
+
+
+def _is_csr(X) -> bool:
+    return isinstance(X, types.BaseTuple) and len(X) == 3
+
+
+def _dist(X, i, C, cn, k):
+    """``||x_i - c_k||^2`` (stub: compiled through its overloads); with ``C = X``, the
+    distance between rows i and k (``cn`` unused)."""
+
+
+def _dist_bounded(X, i, C, cn, k, bound):
+    """``||x_i - c_k||^2`` or, dense, a value >= ``bound`` once the partial sum reaches it
+    (the CSR distance, one short pass, is never cut). Stub."""
+
+
+def _add_row(X, i, S, k):
+    """``S[k] += x_i`` (stub)."""
+
+
+def _add_cost(X, i, C, cn, k, total):
+    """``total + ||x_i - c_k||^2``; dense: added coordinate by coordinate (stub)."""
+
+
+def _move_point(X, C, cn, nc, an1, an2, i, l1, l2):
+    """Move point i from cluster l1 to l2: incremental centroid, size and factor updates
+    (stub)."""
+
+
+def _norms(X, C, cn):
+    """CSR: ``cn`` = the centres' squared norms; dense: nothing (stub)."""
+
+
+# -- dense rows
+
+
+def _sqdist(X, i, C, cn, k):
     p = X.shape[1]
     d = 0.0
     for j in range(p):
@@ -134,9 +201,7 @@ def _sqdist(X, i, C, k):
     return d
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"}, **_CALLEE)
-def _sqdist_bounded(X, i, C, k, bound):
-    """``||x_i - c_k||^2``, or a value >= ``bound`` as soon as the partial sum reaches it."""
+def _sqdist_bounded(X, i, C, cn, k, bound):
     p = X.shape[1]
     d = 0.0
     j0 = 0
@@ -153,9 +218,19 @@ def _sqdist_bounded(X, i, C, k, bound):
     return d
 
 
-@njit(cache=True, **_CALLEE)
-def _move(X, C, nc, an1, an2, i, l1, l2):
-    """Move point i from cluster l1 to l2: incremental centroid, size and factor updates."""
+def _add_dense_row(X, i, S, k):
+    for j in range(X.shape[1]):
+        S[k, j] += X[i, j]
+
+
+def _add_dense_cost(X, i, C, cn, k, total):
+    for j in range(X.shape[1]):
+        t = X[i, j] - C[k, j]
+        total += t * t
+    return total
+
+
+def _move_dense(X, C, cn, nc, an1, an2, i, l1, l2):
     p = X.shape[1]
     al1 = float(nc[l1])
     alw = al1 - 1.0
@@ -172,94 +247,253 @@ def _move(X, C, nc, an1, an2, i, l1, l2):
     an2[l2] = alt / (alt + 1.0)
 
 
+def _no_norms(X, C, cn):
+    pass
+
+
+for _stub, _impl, _opts, _inline in (
+    (_dist, _sqdist, _FAST, "never"), (_dist_bounded, _sqdist_bounded, _FAST, "never"),
+    (_move_point, _move_dense, _CALLEE, "never"),
+    (_add_row, _add_dense_row, _CALLEE, "never"), (_add_cost, _add_dense_cost, _CALLEE, "never"),
+    (_norms, _no_norms, _CALLEE, "never"),
+):
+    overload(_stub, jit_options=_opts, strict=False, inline=_inline)(
+        lambda *args, _impl=_impl: _impl if _is_dense(args[0]) else None)
+
+
+# -- CSR rows of an ImplicitRows
+
+
 @njit(cache=True)
-def _means_into(X, labels, C, nc):
-    """The means ``C`` and sizes ``nc`` of the partition ``labels`` (written in place; an
-    empty cluster's row is 0). The compiled kernels allocate nothing: work arrays come from
-    the Python wrappers, which keeps numba's first-use compilation short."""
-    n, p = X.shape
-    K = C.shape[0]
+def _s_sqdist(data, indices, indptr, i, C, cn, k):
+    """``||z_i - c_k||^2`` for centres ``C = c - b`` with squared norms ``cn``."""
+    d = cn[k]
+    for t in range(indptr[i], indptr[i + 1]):
+        e = data[t]
+        d += e * (e - 2.0 * C[k, indices[t]])
+    return d if d > 0.0 else 0.0
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _s_norm2(C, k):
+    q = C.shape[1]
+    s = 0.0
+    for j in range(q):
+        s += C[k, j] * C[k, j]
+    return s
+
+
+@njit(cache=True)
+def _s_norms_into(C, cn):
+    for k in range(C.shape[0]):
+        cn[k] = _s_norm2(C, k)
+
+
+@njit(cache=True)
+def _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2):
+    """:func:`_move_point` on Z = 1 b^T + E (and the two centres' squared norms)."""
+    q = C.shape[1]
+    al1 = float(nc[l1])
+    alw = al1 - 1.0
+    al2 = float(nc[l2])
+    alt = al2 + 1.0
+    for t in range(indptr[i], indptr[i + 1]):  # (c*n - x)/(n - 1) with c*n/(n - 1) below
+        j = indices[t]
+        C[l1, j] -= data[t] / al1
+        C[l2, j] += data[t] / al2
+    f1 = al1 / alw
+    f2 = al2 / alt
+    for j in range(q):
+        C[l1, j] *= f1
+        C[l2, j] *= f2
+    cn[l1] = _s_norm2(C, l1)
+    cn[l2] = _s_norm2(C, l2)
+    nc[l1] -= 1
+    nc[l2] += 1
+    an2[l1] = alw / al1
+    an1[l1] = alw / (alw - 1.0) if alw > 1.0 else _BIG
+    an1[l2] = alt / al2
+    an2[l2] = alt / (alt + 1.0)
+
+
+@njit(cache=True)
+def _s_sqdist_rows(data, indices, indptr, i, k):
+    """``||z_i - z_k||^2 = ||e_i - e_k||^2`` by a merge of the two sorted rows."""
+    a, a1 = indptr[i], indptr[i + 1]
+    c, c1 = indptr[k], indptr[k + 1]
+    d = 0.0
+    while a < a1 or c < c1:
+        if c >= c1 or (a < a1 and indices[a] < indices[c]):
+            t = data[a]
+            a += 1
+        elif a >= a1 or indices[c] < indices[a]:
+            t = -data[c]
+            c += 1
+        else:
+            t = data[a] - data[c]
+            a += 1
+            c += 1
+        d += t * t
+    return d
+
+
+def _s_dist(X, i, C, cn, k):
+    return _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
+
+
+def _s_dist_bounded(X, i, C, cn, k, bound):
+    return _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
+
+
+def _s_row_dist(X, i, C, cn, k):
+    return _s_sqdist_rows(X[0], X[1], X[2], i, k)
+
+
+def _s_add_row(X, i, S, k):
+    data, indices, indptr = X
+    for t in range(indptr[i], indptr[i + 1]):
+        S[k, indices[t]] += data[t]
+
+
+def _s_add_cost(X, i, C, cn, k, total):
+    return total + _s_sqdist(X[0], X[1], X[2], i, C, cn, k)
+
+
+def _s_move_point(X, C, cn, nc, an1, an2, i, l1, l2):
+    _s_move(X[0], X[1], X[2], C, cn, nc, an1, an2, i, l1, l2)
+
+
+def _s_norms(X, C, cn):
+    _s_norms_into(C, cn)
+
+
+for _stub, _impl in ((_dist_bounded, _s_dist_bounded), (_add_row, _s_add_row),
+                     (_add_cost, _s_add_cost), (_move_point, _s_move_point), (_norms, _s_norms)):
+    overload(_stub, jit_options=_CALLEE, strict=False)(
+        lambda *args, _impl=_impl: _impl if _is_csr(args[0]) else None)
+
+
+@overload(_dist, jit_options=_CALLEE)
+def _ol_s_dist(X, i, C, cn, k):
+    if _is_csr(X):  # a row and a centre, or (C the same rows) two rows
+        return _s_row_dist if _is_csr(C) else _s_dist
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# The k-means core, written once (compiled per row type: dense and CSR)
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _sums_into(X, labels, S, nc):
+    """The row sums ``S`` and sizes ``nc`` of the partition ``labels`` (in place), adding the
+    rows in order (the bits of a one-hot sparse product, or of ``np.add.at``)."""
+    n = labels.shape[0]
+    K, p = S.shape
     for k in range(K):
         nc[k] = 0
         for j in range(p):
-            C[k, j] = 0.0
+            S[k, j] = 0.0
     for i in range(n):
         k = labels[i]
         nc[k] += 1
-        for j in range(p):
-            C[k, j] += X[i, j]
+        _add_row(X, i, S, k)
+
+
+@njit(cache=True)
+def means_into(X, labels, C, nc):
+    """The means ``C`` and sizes ``nc`` of the partition ``labels``, written in place.
+
+    Compiled (numba); the caller hands in the output arrays (the kernels allocate nothing,
+    which keeps first-use compilation short). Rows are added in order, so the sums are those
+    of :func:`cluster_sums`.
+
+    Parameters
+    ----------
+    X : C-ordered float64 ndarray of shape (n, p), or the CSR tuple ``(data, indices,
+        indptr)`` of an :class:`ImplicitRows` (then ``C`` receives the means of the rows of E)
+    labels : int ndarray of shape (n,), values in ``[0, K)``
+    C : float64 ndarray of shape (K, p), overwritten; an empty cluster's row is 0
+    nc : int64 ndarray of shape (K,), overwritten with the cluster sizes
+    """
+    K, p = C.shape
+    _sums_into(X, labels, C, nc)
     for k in range(K):
         if nc[k] > 0:
             for j in range(p):
                 C[k, j] /= nc[k]
 
 
-def _recompute(X, labels, C, nc):
-    """Means and sizes (in place) and the WCSS of the partition ``labels``, from X."""
-    _means_into(X, labels, C, nc)
-    return _wcss_of(X, labels, C)
+def _recompute(X, labels, C, nc, cn):
+    """Means and sizes (and CSR: squared norms) in place, and the WCSS of ``labels``."""
+    means_into(X, labels, C, nc)
+    return _wcss_of(X, labels, C, cn)
 
 
 @njit(cache=True)
-def _wcss_of(X, labels, C):
-    """The WCSS of the partition ``labels`` with centres ``C`` (one running sum, in order)."""
-    n, p = X.shape
+def _wcss_of(X, labels, C, cn):
+    """The WCSS of the partition ``labels`` with centres ``C`` (CSR: ``cn`` their squared
+    norms, computed here), one running sum in order. Its own small kernel: folded into the
+    means pass it compiled ~0.15 s more on first use (issue #33)."""
+    _norms(X, C, cn)
     total = 0.0
-    for i in range(n):
-        k = labels[i]
-        for j in range(p):
-            t = X[i, j] - C[k, j]
-            total += t * t
+    for i in range(labels.shape[0]):
+        total = _add_cost(X, i, C, cn, labels[i], total)
     return total
 
 
 @njit(cache=True, inline="always")
-def _fill_empty(X, ic1, C, nc):
+def _fill_empty(X, ic1, C, cn, nc):
     """The means ``C`` and sizes ``nc`` (in place) of the partition ``ic1``, after giving each
     empty cluster the point farthest from its own centre (taken from a cluster of size >= 2;
     ``ic1`` is updated in place): the WCSS does not increase. (Lloyd's iteration;
     Hartigan-Wong's Lloyd passes use :func:`_fill_empty_py`, outside their compiled loop.)"""
-    n = X.shape[0]
+    n = ic1.shape[0]
     K = C.shape[0]
-    _means_into(X, ic1, C, nc)
+    means_into(X, ic1, C, nc)
     for k in range(K):
         if nc[k] > 0:
             continue
+        _norms(X, C, cn)
         best = -1.0
         bi = -1
         for i in range(n):
             if nc[ic1[i]] >= 2:
-                dist = _sqdist(X, i, C, ic1[i])
+                dist = _dist(X, i, C, cn, ic1[i])
                 if dist > best:
                     best = dist
                     bi = i
         ic1[bi] = k
-        _means_into(X, ic1, C, nc)
+        means_into(X, ic1, C, nc)
 
 
-def _fill_empty_py(X, ic1, C, nc):
-    """:func:`_fill_empty` driven from Python (the same arithmetic: :func:`_means_into` and
-    :func:`_sqdist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
+def _fill_empty_py(X, ic1, C, cn, nc):
+    """:func:`_fill_empty` driven from Python (the same arithmetic: :func:`means_into` and
+    :func:`_dist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
     passes hand an emptied cluster to it, so their compiled loop carries no repair code and
     the repair compiles one small distance loop, on first need (issue #33)."""
-    _means_into(X, ic1, C, nc)
-    rows = np.arange(X.shape[0])
-    D = np.empty((C.shape[0], X.shape[0]))
-    for k in range(C.shape[0]):
+    means_into(X, ic1, C, nc)
+    n, K = ic1.shape[0], C.shape[0]
+    rows = np.arange(n)
+    D = np.empty((K, n))
+    for k in range(K):
         if nc[k] > 0:
             continue
-        _sqdist_to(X, C, D)
+        if not isinstance(X, np.ndarray):
+            _s_norms_into(C, cn)
+        _dists(X, C, cn, np.arange(K), D)
         dist = D[ic1, rows]
         eligible = (nc[ic1] >= 2) & (dist > -1.0)  # (-1: the compiled loop's start)
         bi = int(np.argmax(np.where(eligible, dist, -np.inf)))  # the first of the largest
         if not eligible[bi]:
             bi = -1
         ic1[bi] = k
-        _means_into(X, ic1, C, nc)
+        means_into(X, ic1, C, nc)
 
 
 @njit(cache=True)
-def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
+def _hw_lloyd(X, C, cn, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
     """Lloyd passes (the nearest-centre assignment and the sums in one pass; the first is AS
     136's initial assignment) until, after at least two, at most ``stop`` labels change, or
     ``lloyd_iter + 1`` passes: the transfer stages finish the tail of single moves far more
@@ -269,8 +503,9 @@ def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
     ``empty`` True the last pass left a cluster empty and returned before counting itself and
     updating ``C``, and the caller (:func:`_hartigan_wong_core`) fills it and calls again:
     the rare path stays out of this function's compilation."""
-    n, p = X.shape
-    K = C.shape[0]
+    n = ic1.shape[0]
+    K, p = C.shape
+    _norms(X, C, cn)
     while True:
         # one pass: closest (ic1) and second closest (ic2) centre of every point, and the
         # cluster sums and sizes of the new partition
@@ -282,12 +517,12 @@ def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
         for i in range(n):
             b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _sqdist
             b2 = np.intp(1)
-            d1 = _sqdist(X, i, C, b1)
-            d2 = _sqdist(X, i, C, b2)
+            d1 = _dist(X, i, C, cn, b1)
+            d2 = _dist(X, i, C, cn, b2)
             if d2 < d1:
                 b1, b2, d1, d2 = 1, 0, d2, d1
             for L in range(2, K):
-                dl = _sqdist_bounded(X, i, C, L, d2)
+                dl = _dist_bounded(X, i, C, cn, L, d2)
                 if dl < d1:
                     b2, d2 = b1, d1
                     b1, d1 = L, dl
@@ -298,26 +533,27 @@ def _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop):
             ic1[i] = b1
             ic2[i] = b2
             nc[b1] += 1
-            for j in range(p):
-                sums[b1, j] += X[i, j]
+            _add_row(X, i, sums, b1)
         for L in range(K):
             if nc[L] == 0:
                 return n_lloyd, changed, True
         for L in range(K):  # C: the means of the partition ic1
             for j in range(p):
                 C[L, j] = sums[L, j] / nc[L]
+        _norms(X, C, cn)
         n_lloyd += 1
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
             return n_lloyd, changed, False
 
 
 @njit(cache=True)
-def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
+def _hw_transfers(X, C, cn, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
     """The transfer stages of AS 136 from the partition ``ic1`` with means ``C`` and sizes
     ``nc`` (all updated in place; the other arrays are work space of length K, K, K, K, K
     and n) until an optimal-transfer stage moves nothing. Returns (stages, converged)."""
-    m = X.shape[0]
+    m = ic1.shape[0]
     K = C.shape[0]
+    _norms(X, C, cn)
     for L in range(K):
         aa = float(nc[L])
         an2[L] = aa / (aa + 1.0)
@@ -342,16 +578,16 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
             l1 = ic1[i]
             if nc[l1] != 1:
                 if ncp[l1] != 0:  # l1 updated in this stage (or the first stage): new D(i)
-                    d[i] = _sqdist(X, i, C, l1) * an1[l1]
+                    d[i] = _dist(X, i, C, cn, l1) * an1[l1]
                 ll = ic2[i]
                 l2 = ll
-                r2 = _sqdist(X, i, C, ll) * an2[ll]
+                r2 = _dist(X, i, C, cn, ll) * an2[ll]
                 for L in range(K):
                     # l1 not live: only the live clusters can have become better for i
                     if (step >= live[l1] and step >= live[L]) or l1 == L or ll == L:
                         continue
                     rr = r2 / an2[L]
-                    dc = _sqdist_bounded(X, i, C, L, rr)
+                    dc = _dist_bounded(X, i, C, cn, L, rr)
                     if dc < rr:
                         r2 = dc * an2[L]
                         l2 = L
@@ -363,7 +599,7 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
                     live[l2] = m + step
                     ncp[l1] = step
                     ncp[l2] = step
-                    _move(X, C, nc, an1, an2, i, l1, l2)
+                    _move_point(X, C, cn, nc, an1, an2, i, l1, l2)
                     ic1[i] = l2
                     ic2[i] = l1
             if indx == m:
@@ -385,10 +621,10 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
                 l2 = ic2[i]
                 if nc[l1] != 1:
                     if istep <= ncp[l1]:  # l1 updated during the last m steps: new D(i)
-                        d[i] = _sqdist(X, i, C, l1) * an1[l1]
+                        d[i] = _dist(X, i, C, cn, l1) * an1[l1]
                     if istep < ncp[l1] or istep < ncp[l2]:
                         r2 = d[i] / an2[l2]
-                        dd = _sqdist_bounded(X, i, C, l2, r2)
+                        dd = _dist_bounded(X, i, C, cn, l2, r2)
                         if dd < r2:
                             icoun = 0
                             indx = 0
@@ -396,7 +632,7 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
                             itran[l2] = 1
                             ncp[l1] = istep + m
                             ncp[l2] = istep + m
-                            _move(X, C, nc, an1, an2, i, l1, l2)
+                            _move_point(X, C, cn, nc, an1, an2, i, l1, l2)
                             ic1[i] = l2
                             ic2[i] = l1
                 if icoun == m:
@@ -409,14 +645,22 @@ def _hw_transfers(X, C, ic1, ic2, nc, an1, an2, itran, ncp, live, d, max_iter):
     return n_iter, False
 
 
+def _rows_n(X) -> int:
+    """Rows of a dense X or of a CSR tuple (from Python)."""
+    return X.shape[0] if isinstance(X, np.ndarray) else X[2].shape[0] - 1
+
+
 def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
     """AS 136 from the centres ``C0``: :func:`_hw_lloyd`, :func:`_hw_transfers`, then the
-    means and WCSS recomputed (:func:`_recompute`). The compiled parts allocate nothing and
-    are orchestrated here: numba re-optimises every callee inside each caller's module, so
-    one compiled function holding all of it compiles far more slowly."""
-    n, p = X.shape
-    K = C0.shape[0]
+    means and WCSS recomputed (:func:`_recompute`). ``X``: dense, or the CSR tuple of an
+    :class:`ImplicitRows` (then ``C0`` and the returned centres are ``c - b``). The compiled
+    parts allocate nothing and are orchestrated here: numba re-optimises every callee inside
+    each caller's module, so one compiled function holding all of it compiles far more
+    slowly."""
+    n = _rows_n(X)
+    K, p = C0.shape
     C = np.array(C0, dtype=np.float64, order="C")
+    cn = np.empty(K)
     ic1 = np.empty(n, dtype=np.intp)
     ic2 = np.zeros(n, dtype=np.intp)
     nc = np.zeros(K, dtype=np.int64)
@@ -424,28 +668,30 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
     ic1[:] = -1
     n_lloyd = 0
     while True:
-        n_lloyd, changed, empty = _hw_lloyd(X, C, ic1, ic2, sums, nc, n_lloyd, lloyd_iter, stop)
+        n_lloyd, changed, empty = _hw_lloyd(X, C, cn, ic1, ic2, sums, nc, n_lloyd, lloyd_iter,
+                                            stop)
         if not empty:
             break
-        _fill_empty_py(X, ic1, C, nc)  # an emptied cluster: the rare path
+        _fill_empty_py(X, ic1, C, cn, nc)  # an emptied cluster: the rare path
         moved = ic2 == ic1  # a point moved into the empty cluster: another second choice
         ic2[moved] = np.where(ic1[moved] != 0, 0, 1)
         n_lloyd += 1
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
             break
     ki = np.empty((3, K), dtype=np.int64)
-    n_iter, converged = _hw_transfers(X, C, ic1, ic2, nc, np.empty(K), np.empty(K), ki[0],
+    n_iter, converged = _hw_transfers(X, C, cn, ic1, ic2, nc, np.empty(K), np.empty(K), ki[0],
                                       ki[1], ki[2], np.empty(n), max_iter)
-    total = _recompute(X, ic1, C, nc)
+    total = _recompute(X, ic1, C, nc, cn)
     return ic1, C, total, n_iter + n_lloyd, converged
 
 
 @njit(cache=True)
-def _lloyd_iterations(X, C, labels, nc, max_iter):
+def _lloyd_iterations(X, C, cn, labels, nc, max_iter):
     """Lloyd's iteration from the centres ``C`` (``C``, ``labels``, ``nc`` updated in place)
     until no label changes. Returns (iterations, converged)."""
-    n = X.shape[0]
+    n = labels.shape[0]
     K = C.shape[0]
+    _norms(X, C, cn)
     for i in range(n):
         labels[i] = -1
     converged = False
@@ -455,9 +701,9 @@ def _lloyd_iterations(X, C, labels, nc, max_iter):
         changed = 0
         for i in range(n):
             best = np.intp(0)  # a typed int, not a literal: one compiled signature
-            dbest = _sqdist(X, i, C, best)
+            dbest = _dist(X, i, C, cn, best)
             for L in range(1, K):
-                dl = _sqdist_bounded(X, i, C, L, dbest)
+                dl = _dist_bounded(X, i, C, cn, L, dbest)
                 if dl < dbest:
                     dbest = dl
                     best = L
@@ -467,27 +713,71 @@ def _lloyd_iterations(X, C, labels, nc, max_iter):
         if changed == 0:
             converged = True
             break
-        _fill_empty(X, labels, C, nc)
+        _fill_empty(X, labels, C, cn, nc)
+        _norms(X, C, cn)
     return n_iter, converged
 
 
 def _lloyd_core(X, C0, max_iter):
-    n = X.shape[0]
+    """Lloyd from ``C0`` then the means and WCSS recomputed (``X`` as in
+    :func:`_hartigan_wong_core`)."""
+    n = _rows_n(X)
     K = C0.shape[0]
     C = np.array(C0, dtype=np.float64, order="C")
+    cn = np.empty(K)
     labels = np.empty(n, dtype=np.intp)
     nc = np.zeros(K, dtype=np.int64)
-    n_iter, converged = _lloyd_iterations(X, C, labels, nc, max_iter)
-    total = _recompute(X, labels, C, nc)
+    n_iter, converged = _lloyd_iterations(X, C, cn, labels, nc, max_iter)
+    total = _recompute(X, labels, C, nc, cn)
     return labels, C, total, n_iter, converged
 
 
-def _stats(X, labels, K):
+def _stats(X, labels, K, p):
     """Means, sizes and WCSS of a partition (:func:`_recompute` with fresh arrays)."""
-    C = np.empty((K, X.shape[1]))
+    C = np.empty((K, p))
     nc = np.empty(K, dtype=np.int64)
-    total = _recompute(X, labels, C, nc)
+    total = _recompute(X, labels, C, nc, np.empty(K))
     return C, nc, total
+
+
+def _kmeans_plusplus_indices(X, first, draws):
+    """Indices of the greedy k-means++ centres; ``draws`` are the uniforms of each step.
+
+    Each step is one compiled pass over X (:func:`_dists`: every point's distance to all the
+    step's candidate rows); the cumulative sums, the candidates' search, the minima and the
+    potentials are numpy's sequential ``cumsum`` / ``searchsorted`` / ``where``, the same
+    arithmetic in the same order as a single compiled loop, which compiled ~0.2 s more on
+    first use (issue #33).
+    """
+    n = _rows_n(X)
+    K, T = draws.shape[0] + 1, draws.shape[1]
+    idx = np.empty(K, dtype=np.intp)
+    idx[0] = first
+    unused = np.empty(0)  # (cn: the distance between rows needs no norms)
+    trial = np.empty((T, n))
+    closest = np.empty((1, n))
+    _dists(X, X, unused, idx[:1], closest)
+    closest = closest[0]
+    for c in range(1, K):
+        cum = np.cumsum(closest)  # sequential, as a loop
+        cand = np.minimum(np.searchsorted(cum, draws[c - 1] * cum[n - 1], side="right"), n - 1)
+        _dists(X, X, unused, cand, trial)
+        trial = np.where(trial < closest, trial, closest)  # min(closest, d): ties, NaN as min()
+        pot = np.cumsum(trial, axis=1)[:, n - 1]  # sequential sums, not pairwise
+        best = int(np.argmin(pot))  # the first of the lowest
+        idx[c] = cand[best]
+        closest = trial[best].copy()
+    return idx
+
+
+@njit(cache=True)
+def _dists(X, C, cn, ks, out):
+    """``out[t, i] = ||x_i - c_{ks[t]}||^2`` (:func:`_dist`): with ``C = X`` the distances to
+    the rows ``ks`` (k-means++), else to the centres ``ks`` (CSR: ``cn`` their squared
+    norms)."""
+    for i in range(out.shape[1]):
+        for t in range(ks.shape[0]):
+            out[t, i] = _dist(X, i, C, cn, ks[t])
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,64 +904,8 @@ def kmeans_plusplus(
     ndarray of shape (n_clusters, n_features)
     """
     X = _as_float_c(X)
-    n = X.shape[0]
-    if n_local_trials is None:
-        n_local_trials = 2 + int(math.log(n_clusters))
-    first = int(rng.integers(n))
-    draws = rng.random((max(int(n_clusters) - 1, 0), int(n_local_trials)))
-    return X[_kmeans_plusplus_indices(X, first, draws)].copy()
+    return X[_seed_indices(X, X.shape[0], n_clusters, rng, n_local_trials)].copy()
 
-
-def _kmeans_plusplus_indices(X, first, draws):
-    """Indices of the greedy k-means++ centres; ``draws`` are the uniforms of each step.
-
-    Each step is one compiled pass over X (:func:`_sqdist_to`: every point's distance to all
-    the step's candidates); the cumulative sums, the candidates' search, the minima and the
-    potentials are numpy's sequential ``cumsum`` / ``searchsorted`` / ``where``, the same
-    arithmetic in the same order as a single compiled loop, which compiled ~0.2 s more on
-    first use (issue #33).
-    """
-    n = X.shape[0]
-    K, T = draws.shape[0] + 1, draws.shape[1]
-    idx = np.empty(K, dtype=np.intp)
-    idx[0] = first
-    trial = np.empty((T, n))
-    closest = np.empty((1, n))
-    _sqdist_to(X, X[first:first + 1], closest)  # (the distances of rows: C = rows of X)
-    closest = closest[0]
-    for c in range(1, K):
-        cum = np.cumsum(closest)  # sequential, as a loop
-        cand = np.minimum(np.searchsorted(cum, draws[c - 1] * cum[n - 1], side="right"), n - 1)
-        _sqdist_to(X, X[cand], trial)
-        trial = np.where(trial < closest, trial, closest)  # min(closest, d): ties, NaN as min()
-        pot = np.cumsum(trial, axis=1)[:, n - 1]  # sequential sums, not pairwise
-        best = int(np.argmin(pot))  # the first of the lowest
-        idx[c] = cand[best]
-        closest = trial[best].copy()
-    return idx
-
-
-@njit(cache=True)
-def _sqdist_to(X, C, out):
-    """``out[t, i] = ||x_i - c_t||^2`` (:func:`_sqdist`; ``out`` of shape (len(C), n))."""
-    for i in range(X.shape[0]):
-        for t in range(C.shape[0]):
-            out[t, i] = _sqdist(X, i, C, t)
-
-
-@njit(cache=True, inline="always")
-def _search_right(a, v, last):
-    """``min(np.searchsorted(a, v, side="right"), last)`` for sorted ``a`` (the first index
-    with a > v). Inlined into its callers (no compiled function of its own)."""
-    lo = 0
-    hi = a.shape[0]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if a[mid] <= v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo if lo < last else last
 
 
 def kmeans(
@@ -720,31 +954,75 @@ def kmeans(
         raise ValueError(f"n_init={n_init!r} must be >= 1.")
     if algorithm not in ("hartigan", "lloyd"):
         raise ValueError(f"algorithm={algorithm!r} must be 'hartigan' or 'lloyd'.")
-    if implicit:
-        return _kmeans_implicit(X, n_clusters, n_init, seed, init, algorithm, max_iter,
-                                return_all)
     if n_clusters == 1:
-        return [_single_cluster(X)] if return_all else _single_cluster(X)
+        return [_single(X)] if return_all else _single(X)
+    rows = X._parts() if implicit else X  # what the compiled core reads
     rng = np.random.default_rng(seed)
     best = None
     results = []
     for r in range(int(n_init)):
         if isinstance(init, np.ndarray) and r == 0:
-            C = init
+            C = init if not implicit else _check_centers(X, init) - X.background
         elif isinstance(init, str) and init == "random":
-            C = X[rng.choice(n, size=n_clusters, replace=False)]
+            C = _start_rows(X, rng.choice(n, size=n_clusters, replace=False))
         elif isinstance(init, np.ndarray) or init == "k-means++":
-            C = kmeans_plusplus(X, n_clusters, rng)
+            C = _start_rows(X, _seed_indices(rows, n, n_clusters, rng))
         else:
             raise ValueError(f"init={init!r} must be 'k-means++', 'random' or an array.")
-        if algorithm == "hartigan":  # Lloyd to its fixed point, then Hartigan–Wong transfers
-            res = hartigan_wong(X, C, max_iter=max_iter, lloyd_first=True)
-        else:
-            res = lloyd(X, C, max_iter=max_iter)
+        res = _one_start(X, C, algorithm, max_iter)
         results.append(res)
         if best is None or res.inertia < best.inertia:
             best = res
     return results if return_all else best
+
+
+def _seed_indices(rows, n, n_clusters, rng, n_local_trials=None):
+    """The greedy k-means++ draws (first point, then the uniforms of each step: one random
+    stream for dense and sparse rows) and the indices of the chosen rows."""
+    if n_local_trials is None:
+        n_local_trials = 2 + int(math.log(n_clusters))
+    first = int(rng.integers(n))
+    draws = rng.random((max(int(n_clusters) - 1, 0), int(n_local_trials)))
+    return _kmeans_plusplus_indices(rows, first, draws)
+
+
+def _start_rows(X, idx) -> np.ndarray:
+    """Rows ``idx`` as starting centres (ImplicitRows: the rows of E densified, the centres'
+    ``c - b``)."""
+    if not isinstance(X, ImplicitRows):
+        return X[idx]
+    out = np.zeros((len(idx), X.shape[1]))
+    for r, i in enumerate(idx):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        out[r, X.indices[lo:hi]] = X.data[lo:hi]
+    return out
+
+
+def _single(X) -> KMeansResult:
+    """The one-cluster solution (ImplicitRows: the core's means and WCSS)."""
+    if not isinstance(X, ImplicitRows):
+        return _single_cluster(X)
+    labels = np.zeros(X.shape[0], dtype=np.intp)
+    Cd, _, total = _stats(X._parts(), labels, 1, X.shape[1])
+    return KMeansResult(labels, Cd + X.background, float(total), 0, True)
+
+
+def _one_start(X, C, algorithm, max_iter) -> KMeansResult:
+    """One start of :func:`kmeans` from the centres ``C`` (ImplicitRows: ``c - b``)."""
+    if not isinstance(X, ImplicitRows):
+        if algorithm == "hartigan":  # Lloyd to its fixed point, then Hartigan–Wong transfers
+            return hartigan_wong(X, C, max_iter=max_iter, lloyd_first=True)
+        return lloyd(X, C, max_iter=max_iter)
+    if C.shape[0] == 1:
+        return _single(X)
+    if algorithm == "hartigan":
+        out = _hartigan_wong_core(X._parts(), C, int(max_iter), int(max_iter),
+                                  X.shape[0] // _LLOYD_STOP)
+    else:
+        out = _lloyd_core(X._parts(), C, int(max_iter))
+    labels, Cd, total, n_iter, conv = out
+    return KMeansResult(labels.astype(np.intp), Cd + X.background, float(total), int(n_iter),
+                        bool(conv))
 
 
 def weighted_columns(X: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -779,7 +1057,7 @@ def weighted_columns(X: np.ndarray, w: np.ndarray) -> np.ndarray:
 def wcss(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> float:
     """The within-cluster sum of squares of a partition (centroids recomputed, two passes)."""
     X = _as_float_c(X)
-    _, _, total = _stats(X, np.asarray(labels, dtype=np.intp), int(n_clusters))
+    _, _, total = _stats(X, np.asarray(labels, dtype=np.intp), int(n_clusters), X.shape[1])
     return float(total)
 
 
@@ -806,7 +1084,7 @@ def transfer_gains(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> np.nda
     """
     X = _as_float_c(X)
     labels = np.asarray(labels, dtype=np.intp)
-    C, nc, _ = _stats(X, labels, int(n_clusters))
+    C, nc, _ = _stats(X, labels, int(n_clusters), X.shape[1])
     nc = nc.astype(np.float64)
     diff = X[:, None, :] - C[None, :, :]
     dist = np.einsum("ikj,ikj->ik", diff, diff)
@@ -899,487 +1177,45 @@ class ImplicitRows:
         return self.data, self.indices, self.indptr
 
 
-@njit(cache=True)
-def _s_sqdist(data, indices, indptr, i, C, cn, k):
-    """``||z_i - c_k||^2`` for centres ``C = c - b`` with squared norms ``cn``."""
-    d = cn[k]
-    for t in range(indptr[i], indptr[i + 1]):
-        e = data[t]
-        d += e * (e - 2.0 * C[k, indices[t]])
-    return d if d > 0.0 else 0.0
+def _check_labels(labels, n_clusters: int, n: int) -> np.ndarray:
+    labels = np.asarray(labels, dtype=np.intp)
+    if labels.shape != (n,):
+        raise ValueError(f"labels of shape {labels.shape} do not match {n} rows.")
+    if n and (labels.min() < 0 or labels.max() >= n_clusters):
+        raise ValueError(f"labels must be in [0, n_clusters={n_clusters}).")
+    return labels
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _s_norm2(C, k):
-    q = C.shape[1]
-    s = 0.0
-    for j in range(q):
-        s += C[k, j] * C[k, j]
-    return s
+def cluster_sums(X, labels, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster sizes and row sums of a partition, in one compiled pass (the core's
+    :func:`_sums_into`; rows added in order, so the sums have the bits of ``np.add.at`` or of
+    the product with the one-hot K x n matrix).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or ImplicitRows
+        For an :class:`ImplicitRows`, the sums of the rows of its sparse part E.
+    labels : ndarray of shape (n_samples,)
+        Integer labels in ``0..n_clusters-1``.
+    n_clusters : int
 
-@njit(cache=True)
-def _s_norms_into(C, cn):
-    for k in range(C.shape[0]):
-        cn[k] = _s_norm2(C, k)
-
-
-@njit(cache=True)
-def _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2):
-    q = C.shape[1]
-    al1 = float(nc[l1])
-    alw = al1 - 1.0
-    al2 = float(nc[l2])
-    alt = al2 + 1.0
-    for t in range(indptr[i], indptr[i + 1]):  # (c*n - x)/(n - 1) with c*n/(n - 1) below
-        j = indices[t]
-        C[l1, j] -= data[t] / al1
-        C[l2, j] += data[t] / al2
-    f1 = al1 / alw
-    f2 = al2 / alt
-    for j in range(q):
-        C[l1, j] *= f1
-        C[l2, j] *= f2
-    cn[l1] = _s_norm2(C, l1)
-    cn[l2] = _s_norm2(C, l2)
-    nc[l1] -= 1
-    nc[l2] += 1
-    an2[l1] = alw / al1
-    an1[l1] = alw / (alw - 1.0) if alw > 1.0 else _BIG
-    an1[l2] = alt / al2
-    an2[l2] = alt / (alt + 1.0)
-
-
-@njit(cache=True)
-def _s_optimal_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp, d, itran,
-                        live, indx):
-    m = indptr.shape[0] - 1
-    K = C.shape[0]
-    for L in range(K):
-        if itran[L] == 1:
-            live[L] = m + 1
-    for i in range(m):
-        step = i + 1
-        indx += 1
-        l1 = ic1[i]
-        if nc[l1] != 1:
-            if ncp[l1] != 0:
-                d[i] = _s_sqdist(data, indices, indptr, i, C, cn, l1) * an1[l1]
-            ll = ic2[i]
-            l2 = ll
-            r2 = _s_sqdist(data, indices, indptr, i, C, cn, ll) * an2[ll]
-            for L in range(K):
-                if (step >= live[l1] and step >= live[L]) or l1 == L or ll == L:
-                    continue
-                rr = r2 / an2[L]
-                dc = _s_sqdist(data, indices, indptr, i, C, cn, L)
-                if dc < rr:
-                    r2 = dc * an2[L]
-                    l2 = L
-            if r2 >= d[i]:
-                ic2[i] = l2
-            else:
-                indx = 0
-                live[l1] = m + step
-                live[l2] = m + step
-                ncp[l1] = step
-                ncp[l2] = step
-                _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2)
-                ic1[i] = l2
-                ic2[i] = l1
-        if indx == m:
-            return indx
-    for L in range(K):
-        itran[L] = 0
-        live[L] -= m
-    return indx
-
-
-@njit(cache=True)
-def _s_quick_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp, d, itran,
-                      indx, max_steps):
-    m = indptr.shape[0] - 1
-    icoun = 0
-    istep = 0
-    while True:
-        for i in range(m):
-            icoun += 1
-            istep += 1
-            if istep > max_steps:
-                return indx, False
-            l1 = ic1[i]
-            l2 = ic2[i]
-            if nc[l1] != 1:
-                if istep <= ncp[l1]:
-                    d[i] = _s_sqdist(data, indices, indptr, i, C, cn, l1) * an1[l1]
-                if istep < ncp[l1] or istep < ncp[l2]:
-                    r2 = d[i] / an2[l2]
-                    dd = _s_sqdist(data, indices, indptr, i, C, cn, l2)
-                    if dd < r2:
-                        icoun = 0
-                        indx = 0
-                        itran[l1] = 1
-                        itran[l2] = 1
-                        ncp[l1] = istep + m
-                        ncp[l2] = istep + m
-                        _s_move(data, indices, indptr, C, cn, nc, an1, an2, i, l1, l2)
-                        ic1[i] = l2
-                        ic2[i] = l1
-            if icoun == m:
-                return indx, True
-
-
-@njit(cache=True)
-def _s_means_into(data, indices, indptr, labels, C, nc):
-    """``D_k`` (mean of the sparse rows of cluster k; 0 for an empty one) and the sizes,
-    written into ``C`` and ``nc``."""
-    n = indptr.shape[0] - 1
-    K, q = C.shape
-    for k in range(K):
-        nc[k] = 0
-        for j in range(q):
-            C[k, j] = 0.0
-    for i in range(n):
-        k = labels[i]
-        nc[k] += 1
-        for t in range(indptr[i], indptr[i + 1]):
-            C[k, indices[t]] += data[t]
-    for k in range(K):
-        if nc[k] > 0:
-            for j in range(q):
-                C[k, j] /= nc[k]
-
-
-@njit(cache=True)
-def _s_recompute(data, indices, indptr, labels, C, nc, cn):
-    """``D_k``, sizes and squared norms (in place) and the WCSS of the partition."""
-    n = indptr.shape[0] - 1
-    _s_means_into(data, indices, indptr, labels, C, nc)
-    _s_norms_into(C, cn)
-    total = 0.0
-    for i in range(n):
-        total += _s_sqdist(data, indices, indptr, i, C, cn, labels[i])
-    return total
-
-
-@njit(cache=True, inline="always")
-def _s_fill_empty(data, indices, indptr, ic1, C, nc, cn):
-    """:func:`_fill_empty` on Z (``C``, ``nc``, ``cn`` and ``ic1`` updated in place)."""
-    n = indptr.shape[0] - 1
-    K = C.shape[0]
-    _s_means_into(data, indices, indptr, ic1, C, nc)
-    for k in range(K):
-        if nc[k] > 0:
-            continue
-        _s_norms_into(C, cn)
-        best = -1.0
-        bi = -1
-        for i in range(n):
-            if nc[ic1[i]] >= 2:
-                dist = _s_sqdist(data, indices, indptr, i, C, cn, ic1[i])
-                if dist > best:
-                    best = dist
-                    bi = i
-        ic1[bi] = k
-        _s_means_into(data, indices, indptr, ic1, C, nc)
-
-
-@njit(cache=True, inline="always")
-def _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc):
-    n = indptr.shape[0] - 1
-    K = C.shape[0]
-    for L in range(K):
-        nc[L] = 0
-        for j in range(sums.shape[1]):
-            sums[L, j] = 0.0
-    changed = 0
-    for i in range(n):
-        b1 = np.intp(0)  # typed ints, not literals: one compiled signature of _s_sqdist
-        b2 = np.intp(1)
-        d1 = _s_sqdist(data, indices, indptr, i, C, cn, b1)
-        d2 = _s_sqdist(data, indices, indptr, i, C, cn, b2)
-        if d2 < d1:
-            b1, b2, d1, d2 = 1, 0, d2, d1
-        for L in range(2, K):
-            dl = _s_sqdist(data, indices, indptr, i, C, cn, L)
-            if dl < d1:
-                b2, d2 = b1, d1
-                b1, d1 = L, dl
-            elif dl < d2:
-                b2, d2 = L, dl
-        if ic1[i] != b1:
-            changed += 1
-        ic1[i] = b1
-        ic2[i] = b2
-        nc[b1] += 1
-        for t in range(indptr[i], indptr[i + 1]):
-            sums[b1, indices[t]] += data[t]
-    return changed
-
-
-@njit(cache=True)
-def _s_hw_lloyd(data, indices, indptr, C, cn, ic1, ic2, sums, nc, lloyd_iter, stop):
-    """:func:`_hw_lloyd` on Z = 1 b^T + E (``C``: the centres ``c - b``, ``cn`` their
-    squared norms; all updated in place)."""
-    n = indptr.shape[0] - 1
-    K, q = C.shape
-    for i in range(n):
-        ic1[i] = -1
-    _s_norms_into(C, cn)
-    n_lloyd = 0
-    while True:
-        changed = _s_assign2(data, indices, indptr, C, cn, ic1, ic2, sums, nc)
-        empty = False
-        for L in range(K):
-            empty = empty or nc[L] == 0
-        if empty:
-            _s_fill_empty(data, indices, indptr, ic1, C, nc, cn)
-            for i in range(n):
-                if ic2[i] == ic1[i]:
-                    ic2[i] = 0 if ic1[i] != 0 else 1
-        else:
-            for L in range(K):
-                for j in range(q):
-                    C[L, j] = sums[L, j] / nc[L]
-        _s_norms_into(C, cn)
-        n_lloyd += 1
-        if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
-            break
-    return n_lloyd
-
-
-@njit(cache=True)
-def _s_hw_transfers(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, itran, ncp, live, d,
-                    max_iter):
-    """:func:`_hw_transfers` on Z = 1 b^T + E."""
-    n = indptr.shape[0] - 1
-    K = C.shape[0]
-    for L in range(K):
-        aa = float(nc[L])
-        an2[L] = aa / (aa + 1.0)
-        an1[L] = aa / (aa - 1.0) if aa > 1.0 else _BIG
-        itran[L] = 1
-        ncp[L] = -1
-        live[L] = 0
-    for i in range(n):
-        d[i] = 0.0
-    indx = np.intp(0)
-    converged = False
-    n_iter = 0
-    max_steps = 50 * n + 1000
-    for _ in range(max_iter):
-        n_iter += 1
-        indx = _s_optimal_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1, an2, ncp,
-                                   d, itran, live, indx)
-        if indx == n:
-            converged = True
-            break
-        indx, finished = _s_quick_transfer(data, indices, indptr, C, cn, ic1, ic2, nc, an1,
-                                           an2, ncp, d, itran, indx, max_steps)
-        if K == 2 and finished:
-            converged = True
-            break
-        for L in range(K):
-            ncp[L] = 0
-    return n_iter, converged
-
-
-def _s_hartigan_wong_core(data, indices, indptr, C0, max_iter, lloyd_iter, stop):
-    """:func:`_hartigan_wong_core` on Z = 1 b^T + E (``C0``: initial ``c - b``)."""
-    n = indptr.shape[0] - 1
-    K, q = C0.shape
-    C = np.array(C0, dtype=np.float64, order="C")
-    cn = np.empty(K)
-    ic1 = np.empty(n, dtype=np.intp)
-    ic2 = np.zeros(n, dtype=np.intp)
-    nc = np.zeros(K, dtype=np.int64)
-    n_lloyd = _s_hw_lloyd(data, indices, indptr, C, cn, ic1, ic2, np.empty((K, q)), nc,
-                          lloyd_iter, stop)
-    ki = np.empty((3, K), dtype=np.int64)
-    n_iter, converged = _s_hw_transfers(data, indices, indptr, C, cn, ic1, ic2, nc, np.empty(K),
-                                        np.empty(K), ki[0], ki[1], ki[2], np.empty(n), max_iter)
-    total = _s_recompute(data, indices, indptr, ic1, C, nc, cn)
-    return ic1, C, total, n_iter + n_lloyd, converged
-
-
-@njit(cache=True)
-def _s_lloyd_iterations(data, indices, indptr, C, cn, labels, nc, max_iter):
-    n = indptr.shape[0] - 1
-    K = C.shape[0]
-    _s_norms_into(C, cn)
-    for i in range(n):
-        labels[i] = -1
-    converged = False
-    n_iter = 0
-    for _ in range(max_iter):
-        n_iter += 1
-        changed = 0
-        for i in range(n):
-            best = np.intp(0)  # a typed int, not a literal: one compiled signature
-            dbest = _s_sqdist(data, indices, indptr, i, C, cn, best)
-            for L in range(1, K):
-                dl = _s_sqdist(data, indices, indptr, i, C, cn, L)
-                if dl < dbest:
-                    dbest = dl
-                    best = L
-            if best != labels[i]:
-                changed += 1
-                labels[i] = best
-        if changed == 0:
-            converged = True
-            break
-        _s_fill_empty(data, indices, indptr, labels, C, nc, cn)
-        _s_norms_into(C, cn)
-    return n_iter, converged
-
-
-def _s_lloyd_core(data, indices, indptr, C0, max_iter):
-    n = indptr.shape[0] - 1
-    K = C0.shape[0]
-    C = np.array(C0, dtype=np.float64, order="C")
-    cn = np.empty(K)
-    labels = np.empty(n, dtype=np.intp)
-    nc = np.zeros(K, dtype=np.int64)
-    n_iter, converged = _s_lloyd_iterations(data, indices, indptr, C, cn, labels, nc, max_iter)
-    total = _s_recompute(data, indices, indptr, labels, C, nc, cn)
-    return labels, C, total, n_iter, converged
-
-
-def _s_stats(data, indices, indptr, labels, K, q):
-    C = np.empty((K, q))
+    Returns
+    -------
+    counts : ndarray of shape (n_clusters,), int64
+    sums : ndarray of shape (n_clusters, n_features)
+    """
+    rows = X._parts() if isinstance(X, ImplicitRows) else _as_float_c(X)
+    K = int(n_clusters)
+    labels = _check_labels(labels, K, X.shape[0])
+    S = np.empty((K, X.shape[1]))
     nc = np.empty(K, dtype=np.int64)
-    total = _s_recompute(data, indices, indptr, labels, C, nc, np.empty(K))
-    return C, nc, total
-
-
-@njit(cache=True)
-def _s_sqdist_rows(data, indices, indptr, i, k):
-    """``||z_i - z_k||^2 = ||e_i - e_k||^2`` by a merge of the two sorted rows."""
-    a, a1 = indptr[i], indptr[i + 1]
-    c, c1 = indptr[k], indptr[k + 1]
-    d = 0.0
-    while a < a1 or c < c1:
-        if c >= c1 or (a < a1 and indices[a] < indices[c]):
-            t = data[a]
-            a += 1
-        elif a >= a1 or indices[c] < indices[a]:
-            t = -data[c]
-            c += 1
-        else:
-            t = data[a] - data[c]
-            a += 1
-            c += 1
-        d += t * t
-    return d
-
-
-def _s_kmeans_plusplus_indices(data, indices, indptr, first, draws):
-    n = indptr.shape[0] - 1
-    K, T = draws.shape[0] + 1, draws.shape[1]
-    idx = np.empty(K, dtype=np.intp)
-    cand = np.empty(T, dtype=np.intp)
-    _s_kmeans_plusplus_core(data, indices, indptr, first, draws, idx, cand, np.empty((T + 2, n)),
-                            np.empty(T))
-    return idx
-
-
-@njit(cache=True)
-def _s_kmeans_plusplus_core(data, indices, indptr, first, draws, idx, cand, work, pot):
-    """:func:`_kmeans_plusplus_core` on the rows of E (distances by sorted-row merges)."""
-    n = indptr.shape[0] - 1
-    K = draws.shape[0] + 1
-    T = draws.shape[1]
-    idx[0] = first
-    closest = work[0]
-    cum = work[1]
-    trial = work[2:]
-    for i in range(n):
-        closest[i] = _s_sqdist_rows(data, indices, indptr, i, first)
-    for c in range(1, K):
-        acc = 0.0
-        for i in range(n):
-            acc += closest[i]
-            cum[i] = acc
-        for t in range(T):
-            cand[t] = _search_right(cum, draws[c - 1, t] * cum[n - 1], n - 1)
-        for t in range(T):
-            pot[t] = 0.0
-        for i in range(n):
-            for t in range(T):
-                d = _s_sqdist_rows(data, indices, indptr, i, cand[t])
-                if not d < closest[i]:  # min(closest[i], d), ties and NaN as min()
-                    d = closest[i]
-                trial[t, i] = d
-                pot[t] += d
-        best = 0
-        for t in range(1, T):
-            if pot[t] < pot[best]:
-                best = t
-        idx[c] = cand[best]
-        for i in range(n):
-            closest[i] = trial[best, i]
-
-
-def _s_rows(X: ImplicitRows, idx) -> np.ndarray:
-    """Rows ``idx`` of E, densified (``k`` x q: centres ``c - b``)."""
-    out = np.zeros((len(idx), X.shape[1]))
-    for r, i in enumerate(idx):
-        lo, hi = X.indptr[i], X.indptr[i + 1]
-        out[r, X.indices[lo:hi]] = X.data[lo:hi]
-    return out
-
-
-def _s_result(X: ImplicitRows, labels, Cd, total, n_iter, conv) -> KMeansResult:
-    return KMeansResult(labels.astype(np.intp), Cd + X.background, float(total), int(n_iter),
-                        bool(conv))
-
-
-def _kmeans_implicit(X: ImplicitRows, n_clusters, n_init, seed, init, algorithm, max_iter,
-                     return_all):
-    """:func:`kmeans` on an :class:`ImplicitRows` (the same random stream as dense X)."""
-    n, q = X.shape
-    data, indices, indptr = X._parts()
-    if n_clusters == 1:
-        labels = np.zeros(n, dtype=np.intp)
-        Cd, _, total = _s_stats(data, indices, indptr, labels, 1, q)
-        res = _s_result(X, labels, Cd, total, 0, True)
-        return [res] if return_all else res
-    rng = np.random.default_rng(seed)
-    best = None
-    results = []
-    for r in range(int(n_init)):
-        if isinstance(init, np.ndarray) and r == 0:
-            C = np.array(init, dtype=np.float64, order="C")
-            if C.ndim != 2 or C.shape[1] != q:
-                raise ValueError(
-                    f"centers of shape {C.shape} do not match X of shape {X.shape}; need "
-                    "(n_clusters, n_features)."
-                )
-            C = np.ascontiguousarray(C - X.background)
-        elif isinstance(init, str) and init == "random":
-            C = _s_rows(X, rng.choice(n, size=n_clusters, replace=False))
-        elif isinstance(init, np.ndarray) or init == "k-means++":
-            first = int(rng.integers(n))
-            draws = rng.random((max(int(n_clusters) - 1, 0), 2 + int(math.log(n_clusters))))
-            C = _s_rows(X, _s_kmeans_plusplus_indices(data, indices, indptr, first, draws))
-        else:
-            raise ValueError(f"init={init!r} must be 'k-means++', 'random' or an array.")
-        if algorithm == "hartigan":
-            out = _s_hartigan_wong_core(data, indices, indptr, C, int(max_iter), int(max_iter),
-                                        n // _LLOYD_STOP)
-        else:
-            out = _s_lloyd_core(data, indices, indptr, C, int(max_iter))
-        res = _s_result(X, *out)
-        results.append(res)
-        if best is None or res.inertia < best.inertia:
-            best = res
-    return results if return_all else best
+    _sums_into(rows, labels, S, nc)
+    return nc, S
 
 
 def implicit_cluster_means(X: ImplicitRows, labels, n_clusters):
     """Sizes and ``D_k`` (cluster means minus the background; 0 for an empty cluster)."""
-    data, indices, indptr = X._parts()
     D = np.empty((int(n_clusters), X.shape[1]))
     nc = np.empty(int(n_clusters), dtype=np.int64)
-    _s_means_into(data, indices, indptr, np.asarray(labels, dtype=np.intp), D, nc)
+    means_into(X._parts(), np.asarray(labels, dtype=np.intp), D, nc)
     return nc.astype(np.float64), D

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from sparsefs._kernels.kmeans import ImplicitRows, _means_into, implicit_cluster_means
+from sparsefs._kernels.kmeans import ImplicitRows, implicit_cluster_means, means_into
 
 __all__ = [
     "bcss_from_means",
@@ -97,7 +97,7 @@ def cluster_means(
     if X.ndim == 2 and X.flags.c_contiguous:  # the k-means kernel's compiled pass
         means = np.empty((int(n_clusters), X.shape[1]))
         nc = np.empty(int(n_clusters), dtype=np.int64)
-        _means_into(X, labels, means, nc)
+        means_into(X, labels, means, nc)
         return nc.astype(np.float64), means
     else:
         counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)

@@ -232,10 +232,7 @@ KERNEL_FAMILIES = {
 
 #: Private names still imported across families, as "importer -> module._name"; the test fails
 #: on any other, and on a listed one that is gone (so the list only shrinks).
-KNOWN_PRIVATE_IMPORTS: set[str] = {
-    # the one-core rewrite of kmeans (branch s4-kmcore) replaces it by its cluster sums pass
-    "sparse_kmeans -> kmeans._means_into",
-}
+KNOWN_PRIVATE_IMPORTS: set[str] = set()
 
 
 def _family(leaf: str) -> str:

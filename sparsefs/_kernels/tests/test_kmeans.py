@@ -289,7 +289,8 @@ def test_a_fit_compiles_each_kernel_for_one_signature():
     of every dtype and memory layout are normalised at the Python boundary, so each compiled
     kernel of the dense k-means holds exactly one specialisation after fits on float32,
     Fortran-ordered, integer and float64 data (each further one would cost its own
-    compilation on first use)."""
+    compilation on first use). The one k-means core is compiled per row type (issue #34):
+    dense arrays here, the CSR rows of an ImplicitRows in other tests."""
     import numba
 
     from sparsefs._kernels import kmeans as km
@@ -303,8 +304,46 @@ def test_a_fit_compiles_each_kernel_for_one_signature():
     hartigan_wong(X.astype(np.float32), X[:3], lloyd_first=True)
     kernels = {name: obj for name, obj in vars(km).items()
                if isinstance(obj, numba.core.registry.CPUDispatcher)}
-    assert {"_hw_lloyd", "_hw_transfers", "_sqdist_to", "_wcss_of"} <= {
+    assert {"_hw_lloyd", "_hw_transfers", "_dists", "_wcss_of"} <= {
         name for name, d in kernels.items() if d.signatures}
     for name, d in kernels.items():
-        if not name.startswith("_s_"):  # the sparse kernels: their own inputs, other tests
-            assert len(d.signatures) <= 1, (name, d.signatures)
+        # the core is compiled once per row type (dense X, or the CSR tuple of ImplicitRows,
+        # compiled by other tests of this session): at most one signature of each
+        # (_dists on CSR rows: one signature for the distances between rows, k-means++, and
+        # one for the distances to centres, the empty-cluster repair)
+        kinds = [isinstance(sig[0], numba.types.Array) for sig in d.signatures]
+        n_csr = 2 if name == "_dists" else 1
+        assert kinds.count(True) <= 1 and kinds.count(False) <= n_csr, (name, d.signatures)
+
+
+def test_cluster_sums_add_the_rows_in_order():
+    """Reference: ``np.add.at`` and the product with the one-hot K x n matrix (the former
+    dask and UFCM passes), equal bit for bit; for ImplicitRows, ``np.add.at`` on E's dense
+    rows. Rows of very different magnitudes, so a different order of additions would show."""
+    import scipy.sparse as sp
+
+    from sparsefs._kernels.kmeans import ImplicitRows, cluster_sums
+
+    rng = np.random.default_rng(0)
+    n = 50
+    X = rng.normal(size=(n, 7)) * 10.0 ** rng.integers(-8, 8, size=(n, 1))
+    labels = rng.integers(4, size=n)
+    labels[labels == 3] = 2  # cluster 3 empty
+    counts, sums = cluster_sums(np.asfortranarray(X), labels, 4)
+    ref = np.zeros((4, 7))
+    np.add.at(ref, labels, X)
+    assert counts.tolist() == np.bincount(labels, minlength=4).tolist()
+    assert sums.tobytes() == ref.tobytes()
+    onehot = sp.csr_array((np.ones(n), (labels, np.arange(n))), shape=(4, n))
+    assert sums.tobytes() == np.asarray(onehot @ X).tobytes()
+    E, b, _ = _implicit_problem()
+    lab = np.arange(E.shape[0]) % 3
+    c2, s2 = cluster_sums(ImplicitRows(E, b), lab, 3)
+    ref2 = np.zeros((3, E.shape[1]))
+    np.add.at(ref2, lab, E.toarray())
+    np.testing.assert_array_equal(s2, ref2)
+    assert c2.tolist() == np.bincount(lab).tolist()
+    with pytest.raises(ValueError, match="labels must be in"):
+        cluster_sums(X, np.full(n, 4), 4)
+    with pytest.raises(ValueError, match="do not match"):
+        cluster_sums(X, labels[:-1], 4)
