@@ -234,8 +234,12 @@ def parse_k_grid(value: Any) -> tuple[int, ...]:
 
 
 
-#: (current import path, the path stored runs were hashed with): code moved by issue #23
+#: (current import path, the path stored runs were hashed with): code moved by issues #23 and
+#: #34, applied in this order (the #34 rows first: their old paths then take the #23 rename)
 HASH_RENAMES: tuple[tuple[str, str], ...] = (
+    ("sparsefs.classification:ShrunkenCentroidsAtK",
+     "sparsefs.harness.baselines:ShrunkenCentroidsAtK"),
+    ("sparsefs.selection:OddsRatioSelector", "sparsefs.harness.baselines:OddsRatioSelector"),
     ("sparsefs.harness.", "sparsefs.benchmark."),
     ("sparsefs.datasets:load_blood_transfusion",
      "sparsefs.classification._sparse_kos_report:load_blood_transfusion"),
