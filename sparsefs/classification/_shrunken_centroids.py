@@ -18,22 +18,17 @@ _DEFAULT_K = 10
 
 
 class ShrunkenCentroidsAtK(BaseSelectingClassifier):
-    """Nearest shrunken centroids (PAM) with the threshold that keeps ``k`` features.
+    r"""Nearest shrunken centroids (PAM) with the threshold that keeps ``k`` features.
 
-    The statistics of scikit-learn's ``NearestCentroid(shrink_threshold=delta)``: class means
-    :math:`\\bar x^c`, overall mean :math:`\\bar x`, pooled within-class standard deviation
-    :math:`s_i` (``n - C`` degrees of freedom), :math:`s_0 = \\mathrm{median}(s)`,
-    :math:`m_c = \\sqrt{1/n_c - 1/n}` and the standardised deviations
-    :math:`d_{ic} = (\\bar x^c_i - \\bar x_i) / (m_c (s_i + s_0))`. A feature is kept by the
-    soft threshold ``delta`` when :math:`\\max_c |d_{ic}| > \\delta`; ``delta`` is set to the
-    ``(k+1)``-th largest :math:`\\max_c |d_{ic}|` (0 when ``k = p``: no shrinkage), so exactly
-    ``k`` features are kept unless that value is tied (then fewer). The shrunken centroids are
-    :math:`\\bar x_i + m_c (s_i + s_0)\\, \\mathrm{sign}(d_{ic}) (|d_{ic}| - \\delta)_+` and
-    ``predict`` returns the nearest one in Euclidean distance (scikit-learn's rule with
-    uniform priors), computed on the kept features (the others are equal for every class).
-    Sparse X is not densified (moments by sparse products; the statistics are
-    :func:`sparsefs._kernels.shrunken_centroids.shrunken_centroids_at_k`). Not a registered
-    sparsefs method: a baseline of the sparse center classifiers' reproduction.
+    The statistics of scikit-learn's ``NearestCentroid(shrink_threshold=delta)``
+    (:func:`sparsefs._kernels.shrunken_centroids.shrunken_centroids_at_k`: standardised
+    class-mean deviations :math:`d_{ic}`, soft-thresholded at ``delta``) with ``delta`` the
+    ``(k+1)``-th largest :math:`\max_c |d_{ic}|` (0 when ``k = p``), so exactly ``k``
+    features are kept unless that value is tied (then fewer). ``predict`` returns the nearest
+    shrunken centroid in Euclidean distance (scikit-learn's rule with uniform priors),
+    computed on the kept features (the others are equal for every class). Sparse X is not
+    densified. Not a registered sparsefs method: a baseline of the sparse center classifiers'
+    reproduction (Tibshirani, Hastie, Narasimhan & Chu, PNAS 2002).
 
     Parameters
     ----------
@@ -91,14 +86,5 @@ class ShrunkenCentroidsAtK(BaseSelectingClassifier):
         return 2.0 * lin - (cent * cent).sum(axis=1)
 
     def _predict_in_memory(self, X):
-        """The class of the nearest shrunken centroid (ties: the first class).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        """The class of the nearest shrunken centroid (ties: the first class)."""
+        return self._labels_from_decision(self.decision_function(X))
