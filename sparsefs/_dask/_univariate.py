@@ -19,7 +19,7 @@ from sparsefs._dask._core import raise_nonfinite, reduce_blocks
 from sparsefs._kernels import univariate_score as _kernel
 from sparsefs._kernels.arrays import to_dense
 
-__all__ = ["correlations"]
+__all__ = ["dask_correlations"]
 
 
 def _tile(tile, yc):
@@ -61,7 +61,7 @@ def _merge(*parts):
     return out
 
 
-def correlations(X, y: np.ndarray, estimator_name: str = "UnivariateScore"):
+def dask_correlations(X, y: np.ndarray, estimator_name: str = "UnivariateScore"):
     """Pearson correlations of every column of the dask array ``X`` with ``y``.
 
     Returns

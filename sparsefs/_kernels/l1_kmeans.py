@@ -32,6 +32,8 @@ def soft_threshold(a: np.ndarray, delta: float) -> np.ndarray:
 
 
 def _l1_ratio(t: np.ndarray) -> float:
+    """``||t||_1 / ||t||_2`` (0 for ``t = 0``), computed on ``t / max(t)`` so that neither norm
+    overflows or underflows."""
     t_max = float(t.max()) if t.size else 0.0
     if t_max <= 0:
         return 0.0
@@ -192,11 +194,3 @@ def l1_weights(a: np.ndarray, s: float, *, exact: bool = True) -> np.ndarray:
         m = int(block.sum())
         w[block] = min(s / m, 1.0 / math.sqrt(m))
     return w
-
-
-def _l1_ratio(t: np.ndarray) -> float:
-    t_max = float(t.max()) if t.size else 0.0
-    if t_max <= 0:
-        return 0.0
-    t = t / t_max
-    return float(t.sum()) / math.sqrt(float(t @ t))

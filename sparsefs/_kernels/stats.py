@@ -26,6 +26,7 @@ __all__ = [
     "class_moments",
     "column_signatures",
     "one_hot",
+    "one_hot_dense",
     "sparse_class_sums",
     "sparse_constant_columns",
 ]
@@ -228,6 +229,19 @@ def one_hot(y_idx: np.ndarray, n_classes: int) -> sp.csr_array:
     return sp.csr_array(
         (np.ones(n), (np.arange(n), y_idx)), shape=(n, n_classes), dtype=np.float64
     )
+
+
+def one_hot_dense(y_idx: np.ndarray, n_classes: int) -> np.ndarray:
+    """Dense n_samples x n_classes 0/1 indicator matrix (:func:`one_hot`, dense).
+
+    Examples
+    --------
+    >>> one_hot_dense(np.array([1, 0, 1]), 2).tolist()
+    [[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]
+    """
+    Y = np.zeros((y_idx.shape[0], n_classes))
+    Y[np.arange(y_idx.shape[0]), y_idx] = 1.0
+    return Y
 
 
 def sparse_class_sums(X, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:

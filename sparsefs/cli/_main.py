@@ -443,17 +443,17 @@ def _frame_text(frame, suffix: str) -> str:
     return frame.to_csv(index=False, sep="\t" if suffix == ".tsv" else ",", lineterminator="\n")
 
 
-def _jsonable(value: Any) -> Any:
+def _json_value(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [_json_value(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _json_value(v) for k, v in value.items()}
     item = getattr(value, "item", None)
     if callable(item):
         try:
-            return _jsonable(item())
+            return _json_value(item())
         except (TypeError, ValueError):
             pass
     return repr(value)
@@ -590,15 +590,15 @@ def _select_body(plan: _checks.SelectPlan, argv: list[str], stages: _Stages, sho
                  **({"outcome": outcome} if outcome else {})},
         "method": info.stem,
         "estimator": info.import_path.replace(":", "."),
-        "params": _jsonable(est.get_params(deep=False)),
+        "params": _json_value(est.get_params(deep=False)),
         "seed": args.seed,
         "index": "0-based column of X (a .mat file's MATLAB column is index + 1)",
         "k": args.k,
         "n_selected": kept,
         **({"groups": {"column": args.groups, "design": getattr(est, "design_", None),
                        "n_groups": len(set(data.groups.tolist()))}} if fit_kw else {}),
-        **({"stability": _jsonable(stability)} if stability else {}),
-        **({"error_control": _jsonable(error_control)} if error_control else {}),
+        **({"stability": _json_value(stability)} if stability else {}),
+        **({"error_control": _json_value(error_control)} if error_control else {}),
     }
     _write_text_atomic(_frame_text(frame, plan.out.suffix.lower()), plan.out)
     _write_text_atomic(json.dumps(meta, indent=1, sort_keys=True) + "\n", plan.meta)

@@ -212,13 +212,19 @@ def data_docstring(entry: PublicName) -> str:
     candidates = [(path, entry.module)]
     if path.name == "__init__.py":  # assigned in one of the package's private modules
         candidates += [(c, f"{entry.module}.{c.stem}") for c in sorted(path.parent.glob("_*.py"))]
-    # or re-exported from another floor (``from sparsefs.metrics._summary import TIE_DECIMALS``)
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (isinstance(node, ast.ImportFrom) and not node.level and node.module
-                and node.module.startswith("sparsefs.")
-                and any(a.name == entry.name for a in node.names)):
-            source = importlib.import_module(node.module)
-            candidates.append((Path(source.__file__).resolve(), node.module))
+    # or re-exported from another module (``from sparsefs.metrics._summary import
+    # TIE_DECIMALS``), possibly through a package that re-exports it in turn (``_spec``)
+    seen = {c for c, _ in candidates}
+    for candidate, _ in candidates:  # grows while it is read: follows re-export chains
+        for node in ast.walk(ast.parse(candidate.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.ImportFrom) and not node.level and node.module
+                    and node.module.startswith("sparsefs.")
+                    and any(a.name == entry.name for a in node.names)):
+                source = importlib.import_module(node.module)
+                found = Path(source.__file__).resolve()
+                if found not in seen:
+                    seen.add(found)
+                    candidates.append((found, node.module))
     for candidate, modname in candidates:
         doc = attribute_docs(candidate).get(entry.name)
         if not doc:

@@ -28,7 +28,7 @@ import numpy as np
 
 from sparsefs.harness._data import import_object
 from sparsefs.harness._results import Results
-from sparsefs.harness._spec import CLAIM_VERDICTS, PaperClaim, ReproductionSpec
+from sparsefs.harness._spec._reproduction import CLAIM_VERDICTS, PaperClaim, ReproductionSpec
 
 __all__ = [
     "CLAIM_VERDICTS",

@@ -255,7 +255,7 @@ def _scores_of(est: Any) -> np.ndarray | None:
     return None
 
 
-def _fit(est: Any, X: Any, y: np.ndarray | None) -> float:
+def _timed_fit(est: Any, X: Any, y: np.ndarray | None) -> float:
     start = time.perf_counter()
     if y is None:
         est.fit(X)
@@ -511,7 +511,7 @@ def _run_task(
             logger.warning("%s: every k exceeds the %d features; nothing to evaluate.",
                            task.dataset, p)
             return out
-        fit_time = _fit(est, X_tr, y_fit)
+        fit_time = _timed_fit(est, X_tr, y_fit)
         order = feature_order(est)
         record_support(max(grid), est, order[: max(grid)])
         for k in grid:
@@ -532,19 +532,19 @@ def _run_task(
     elif mode == "refit":
         for k in grid:
             est = build_method(method, seed=seed, n_classes=n_classes, n_features_to_select=k)
-            fit_time = _fit(est, X_tr, y_fit)
+            fit_time = _timed_fit(est, X_tr, y_fit)
             cols = np.flatnonzero(_support_of(est, p))
             record_support(k, est, cols)
             subsets.append((k, cols, est, fit_time))
     elif mode == "own":
         est = build_method(method, seed=seed, n_classes=n_classes)
-        fit_time = _fit(est, X_tr, y_fit)
+        fit_time = _timed_fit(est, X_tr, y_fit)
         cols = np.flatnonzero(_support_of(est, p))
         record_support(0, est, cols)
         subsets.append((0, cols, est, fit_time))  # k = 0: the method's own rule
     else:  # all
         est = build_method(method, seed=seed, n_classes=n_classes)
-        fit_time = 0.0 if est is None else _fit(est, X_tr, y_fit)
+        fit_time = 0.0 if est is None else _timed_fit(est, X_tr, y_fit)
         subsets.append((p, np.arange(p), est, fit_time))
 
     # The downstream models are small: threads only add overhead (and contention on a shared
@@ -556,7 +556,7 @@ def _run_task(
                 _supervised(task, spec, k, cols, fitted, fit_time, X_tr, y_tr, X_te, y_te,
                             n_classes, seed, add, out, keep_predictions)
             elif outcome:
-                _outcome(task, spec, k, cols, fit_time, X_tr, y_tr, X_te, y_te, add)
+                _outcome_protocol(task, spec, k, cols, fit_time, X_tr, y_tr, X_te, y_te, add)
             elif spec.protocol == "unsupervised":
                 _unsupervised(task, spec, k, cols, fit_time, X_te, y_te, n_classes, seed, add)
             else:
@@ -602,7 +602,7 @@ def _supervised(task, spec, k, cols, fitted, fit_time, X_tr, y_tr, X_te, y_te, n
                              task.fold)] = (task.test, y_te, scores)
 
 
-def _outcome(task, spec, k, cols, fit_time, X_tr, y_tr, X_te, y_te, add) -> None:
+def _outcome_protocol(task, spec, k, cols, fit_time, X_tr, y_tr, X_te, y_te, add) -> None:
     """The regression and survival protocols: a model of the target on the selected features,
     fitted on the training rows, scored on the test rows (R² / RMSE, Harrell's C)."""
     from sparsefs.metrics import concordance_index, r2, rmse

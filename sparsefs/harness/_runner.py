@@ -35,7 +35,7 @@ __all__ = ["fit_method", "run"]
 logger = logging.getLogger("sparsefs.harness")
 
 
-def _strata(spec: ExperimentSpec, y: np.ndarray) -> np.ndarray | None:
+def _stratify_on(spec: ExperimentSpec, y: np.ndarray) -> np.ndarray | None:
     """What the folds are stratified on: the classes, a survival target's event indicator
     (every fold keeps the censoring rate), nothing for a continuous target."""
     if spec.protocol == "regression":
@@ -57,7 +57,7 @@ def _splits(spec: ExperimentSpec, y: np.ndarray, seed: int, rep: int, n: int, la
     if cv.scheme == "none":
         idx = np.arange(n)
         return [(rep, idx, idx)]
-    strata = _strata(spec, y)
+    strata = _stratify_on(spec, y)
     if groups is not None:
         n_groups = np.unique(groups).shape[0]
         needed = cv.n_splits if cv.scheme == "kfold" else 2

@@ -107,7 +107,7 @@ def summarize(results, *, ddof: int = 1) -> pd.DataFrame:
     return out
 
 
-def _select(summary: pd.DataFrame, metric: str, estimator: str | None, k_max: int | None
+def _summary_rows(summary: pd.DataFrame, metric: str, estimator: str | None, k_max: int | None
             ) -> pd.DataFrame:
     sub = summary[summary["metric"] == metric]
     if estimator is not None:
@@ -166,7 +166,7 @@ def best_over_k(
         Columns ``experiment, dataset, method, estimator, metric, value, sd, k, n``.
     """
     up = _direction(metric, greater_is_better)
-    sub = _select(summarize(results), metric, estimator, k_max).dropna(subset=["mean"])
+    sub = _summary_rows(summarize(results), metric, estimator, k_max).dropna(subset=["mean"])
     if sub.empty:
         raise ValueError(f"every value of {metric!r} is NaN.")
     sub = sub.sort_values("k", kind="stable")
@@ -194,7 +194,7 @@ def mean_over_k(
     DataFrame
         Columns ``experiment, dataset, method, estimator, metric, value, sd_over_k, n_k``.
     """
-    sub = _select(summarize(results), metric, estimator, k_max)
+    sub = _summary_rows(summarize(results), metric, estimator, k_max)
     group = ["experiment", "dataset", "method", "estimator", "metric"]
     out = sub.groupby(group, sort=False)["mean"].agg(
         value="mean", sd_over_k=lambda v: v.std(ddof=1), n_k="count"

@@ -12,6 +12,7 @@ from sparsefs.selection._mcfs import MCFS
 from sparsefs.selection._mrmr import MRMR
 from sparsefs.selection._mutual_info import MutualInfo
 from sparsefs.selection._ndfs import NDFS
+from sparsefs.selection._odds_ratio import OddsRatioSelector
 from sparsefs.selection._relieff import ReliefF
 from sparsefs.selection._rfs import RFS
 from sparsefs.selection._smba import SMBA
@@ -41,6 +42,7 @@ __all__ = [
     "LlL21",
     "LsL21",
     "MutualInfo",
+    "OddsRatioSelector",
     "ReliefF",
     "StabilitySelector",
     "UnivariateScore",

@@ -176,11 +176,10 @@ def default_selector() -> Any:
 def resolve_selector(selector: Any) -> Any:
     """``None`` -> ``SMBA(alpha=10)``; a registry stem (``"fisher_score"``) -> that estimator
     with its defaults; an estimator -> itself (not cloned)."""
-    if selector is None:
-        return default_selector()
     from sparsefs.utils._factory import make_estimator
 
-    return make_estimator(selector, clone=False, what=f"selector={selector!r}")
+    return make_estimator(selector, clone=False, default=default_selector,
+                          what=f"selector={selector!r}")
 
 
 class ClassSpecificSelector(BaseSelector):

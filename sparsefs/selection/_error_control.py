@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 from sparsefs._kernels import donors as _donors
 from sparsefs._kernels import multiple_testing as _mt
 from sparsefs.base import BaseSelector, SupportMixin
+from sparsefs.utils._factory import make_estimator
 from sparsefs.utils._sklearn_compat import Hidden, Interval, StrOptions
 
 __all__ = ["ErrorControlSelector"]
@@ -28,19 +29,23 @@ _TEST_KIND = {"anova": "classification", "welch": "classification",
 _AUTO_TEST = {"classification": "anova", "regression": "f", "survival": "cox"}
 
 
-def _resolve_estimator(estimator: Any) -> Any:
-    """``None`` -> ``FisherScore(n_features_to_select=1)``; a registry stem or ``"module:Class"``
-    -> that estimator with its defaults; an estimator -> itself (not cloned)."""
-    if estimator is None:
-        from sparsefs.selection._fisher_score import FisherScore
+def default_estimator():
+    """The score that ``estimator=None`` permutes: ``FisherScore(n_features_to_select=1)``."""
+    from sparsefs.selection._fisher_score import FisherScore
 
-        return FisherScore(n_features_to_select=1)
-    from sparsefs.utils._factory import make_estimator
-
-    return make_estimator(estimator, clone=False, what=f"estimator={estimator!r}")
+    return FisherScore(n_features_to_select=1)
 
 
-def _scores_of(est: Any, X, y) -> np.ndarray:
+def base_estimator(estimator: Any) -> Any:
+    """``None`` -> :func:`default_estimator`; a registry stem or ``"module:Class"`` -> that
+    estimator with its defaults; an estimator -> itself (not cloned): one
+    :func:`~sparsefs.utils._factory.make_estimator` call, as every front end makes."""
+    return make_estimator(estimator, clone=False, default=default_estimator,
+                          what=f"estimator={estimator!r}")
+
+
+def fitted_scores(est: Any, X, y) -> np.ndarray:
+    """``est.fit(X, y).scores_`` as float64; ``TypeError`` when the estimator has none."""
     est.fit(X, y)
     scores = getattr(est, "scores_", None)
     if scores is None:
@@ -62,7 +67,7 @@ def _exceedances(base: Any, X, source: np.ndarray, rows: np.ndarray, index: np.n
     threshold = _mt.tie_threshold(observed)  # ties up to rounding count as exceedances
     for b, row in enumerate(rows):
         labels = source[row] if index is None else row[index]
-        scores = _scores_of(clone(base), X, labels)
+        scores = fitted_scores(clone(base), X, labels)
         count += scores >= threshold
         maxima[b] = scores.max()
     return count, maxima
@@ -365,7 +370,7 @@ class ErrorControlSelector(BaseSelector):
             return "regression"  # a test against a continuous target reads y as numbers
         if self.target_type != "auto" or self.estimator is None:
             return self.target_type
-        base = _resolve_estimator(self.estimator)
+        base = base_estimator(self.estimator)
         return base.get_params(deep=False).get("target_type", "auto")
 
     @property
@@ -373,7 +378,7 @@ class ErrorControlSelector(BaseSelector):
         """Every kind of target with the analytic tests; the estimator's kinds otherwise."""
         if self.estimator is None or self.pvalues in _ANALYTIC:
             return ("classification", "regression", "survival")
-        base = _resolve_estimator(self.estimator)
+        base = base_estimator(self.estimator)
         if isinstance(base, SupportMixin):
             return tuple(base._targets)
         return ("classification",)
@@ -541,7 +546,7 @@ class ErrorControlSelector(BaseSelector):
                 f"{design.donors_per_class.tolist()}. Use pvalues='anova'."
             )
         if kind == "auto":
-            base = None if self.estimator is None else _resolve_estimator(self.estimator)
+            base = None if self.estimator is None else base_estimator(self.estimator)
             from sparsefs.selection._fisher_score import FisherScore
 
             # the Fisher score is the F statistic: its donor-level test is the pseudobulk F
@@ -595,7 +600,7 @@ class ErrorControlSelector(BaseSelector):
                 "permutations are few)."
             )
         if kind == "auto":
-            base = None if self.estimator is None else _resolve_estimator(self.estimator)
+            base = None if self.estimator is None else base_estimator(self.estimator)
             # the F test of UnivariateScore's regression tests is the pseudobulk F test
             f_like = target == "regression" and (base is None or (
                 isinstance(base, UnivariateScore) and base.test in ("auto", "f", "pearson")))
@@ -640,7 +645,7 @@ class ErrorControlSelector(BaseSelector):
             # test (F, Cox score), as the Fisher score is for classes
             base = UnivariateScore(n_features_to_select=1)
         else:
-            base = clone(_resolve_estimator(self.estimator))
+            base = clone(base_estimator(self.estimator))
         tags = base.__sklearn_tags__()
         if not tags.target_tags.required:
             raise ValueError(
@@ -654,7 +659,7 @@ class ErrorControlSelector(BaseSelector):
         if params.get("target_type") == "auto" and self.target_type != "auto":
             base.set_params(target_type=self.target_type)  # read y as this selector does
         fitted = clone(base)
-        observed = _scores_of(fitted, X, y_idx)
+        observed = fitted_scores(fitted, X, y_idx)
         self.estimator_ = fitted
         self.estimator_scores_ = observed
         if donors is None and kind == "auto" and getattr(fitted, "pvalues_", None) is not None:

@@ -16,7 +16,7 @@ from sparsefs._kernels import knockoffs as _kernel
 from sparsefs._kernels.columns import duplicate_column_groups
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import KnockoffModelWarning
-from sparsefs.selection._error_control import _resolve_estimator, _scores_of
+from sparsefs.selection._error_control import base_estimator, fitted_scores
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 from sparsefs.utils._threads import one_blas_thread
 
@@ -320,13 +320,13 @@ class KnockoffSelector(BaseSelector):
         whatever the estimator takes (a survival target with a Cox estimator)."""
         if self.estimator is None:
             return ("classification", "regression")
-        base = _resolve_estimator(self.estimator)
+        base = base_estimator(self.estimator)
         return tuple(getattr(base, "_targets", ("classification",)))
 
     def _resolved_target_type(self) -> str:
         if self.target_type != "auto" or self.estimator is None:
             return self.target_type
-        base = _resolve_estimator(self.estimator)
+        base = base_estimator(self.estimator)
         return base.get_params(deep=False).get("target_type", "auto")
 
     def __init__(
@@ -378,7 +378,7 @@ class KnockoffSelector(BaseSelector):
         p = Z.shape[1]
         base = None
         if statistic == "score_diff":
-            base = clone(_resolve_estimator(self.estimator))
+            base = clone(base_estimator(self.estimator))
             params = base.get_params(deep=False)
             if "random_state" in params:
                 base.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
@@ -397,7 +397,7 @@ class KnockoffSelector(BaseSelector):
                     A, y_idx, self.alpha, self.cv, seed,
                     continuous=self.target_type_ == "regression")
             else:
-                mag = _scores_of(clone(base), A, y_idx)
+                mag = fitted_scores(clone(base), A, y_idx)
                 big = np.finfo(np.float64).max
                 mag = np.nan_to_num(mag, nan=0.0, posinf=big, neginf=-big)
             del A

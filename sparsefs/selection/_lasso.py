@@ -12,8 +12,9 @@ from sparsefs._kernels.columns import duplicate_partition
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
 from sparsefs._kernels.l21 import path_to_n_nonzero, prepare_design, row_norms, selection_scores
 from sparsefs._kernels.smba import merge_duplicate_rows
+from sparsefs._kernels.stats import one_hot_dense
 from sparsefs.exceptions import ConvergenceWarning
-from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
+from sparsefs.selection._sparse_linear import SparseLinearSelector
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["ElasticNetSelector", "LassoSelector"]
@@ -142,7 +143,7 @@ class _LogisticSelector(SparseLinearSelector):
             return
         n_classes = int(y_idx.max()) + 1
         prep = prepare_design(X, center=True, standardize=self.standardize)
-        Y = one_hot_labels(y_idx, n_classes)
+        Y = one_hot_dense(y_idx, n_classes)
         l1_ratio = self._l1_ratio_value()
         k = self.n_features_to_select_
         if k is None:

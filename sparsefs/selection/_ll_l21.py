@@ -1,7 +1,7 @@
 """Multinomial logistic regression with an l2,1 penalty."""
 
 from sparsefs._kernels import ll_l21 as _kernel
-from sparsefs.selection._baseline_utils import SparseLinearSelector
+from sparsefs.selection._sparse_linear import SparseLinearSelector
 
 __all__ = ["LlL21"]
 

@@ -5,7 +5,7 @@ from typing import ClassVar
 import numpy as np
 
 from sparsefs._kernels import ls_l21 as _kernel
-from sparsefs.selection._baseline_utils import SparseLinearSelector
+from sparsefs.selection._sparse_linear import SparseLinearSelector
 from sparsefs.utils._sklearn_compat import StrOptions
 
 __all__ = ["LsL21"]

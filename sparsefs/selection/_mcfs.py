@@ -1,14 +1,17 @@
 """MCFS: multi-cluster feature selection by spectral embedding and sparse regression."""
 
+import warnings
 from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path
 
 from sparsefs._kernels import mcfs as _kernel
 from sparsefs._kernels.columns import constant_columns, duplicate_column_groups, power_of_two_scale
+from sparsefs._kernels.mcfs_lars import lasso_at_cardinality_sparse
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,
@@ -18,7 +21,6 @@ from sparsefs.selection._graph_common import (
     default_n_select,
     effective_neighbors,
 )
-from sparsefs.selection._lars_sparse import lasso_at_cardinality_sparse
 from sparsefs.utils._sklearn_compat import Interval
 
 __all__ = ["MCFS"]
@@ -159,7 +161,14 @@ class MCFS(BaseSelector):
             Sk = sp.csc_array(X[:, keep]) / scale
             mean = np.asarray(Sk.sum(axis=0)).ravel() / n
             for k in range(self.n_clusters):
-                coef[keep, k] = lasso_at_cardinality_sparse(Sk, mean, Y[:, k], card) / scale
+                res = lasso_at_cardinality_sparse(Sk, mean, Y[:, k], card)
+                if res.stopped_early:  # scikit-learn's lars_path warns there (dense X)
+                    warnings.warn(
+                        "Early stopping the lars path, as the residues are small and the "
+                        "current value of alpha is no longer well controlled.",
+                        ConvergenceWarning, stacklevel=2,
+                    )
+                coef[keep, k] = res.coef / scale
         elif card > 0:
             scale = power_of_two_scale(X[:, keep])
             Xc = X[:, keep] / scale

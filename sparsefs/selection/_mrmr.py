@@ -10,7 +10,7 @@ from sparsefs._kernels import mutual_info as _mi
 from sparsefs._kernels import univariate_score as _uni
 from sparsefs._kernels.fisher_score import fisher_ratios as _fisher
 from sparsefs.base import BaseSelector
-from sparsefs.selection._baseline_utils import rng_from
+from sparsefs.utils._random import rng_from
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["MRMR"]

@@ -7,7 +7,7 @@ import numpy as np
 
 from sparsefs._kernels import mutual_info as _mi
 from sparsefs.base import BaseSelector
-from sparsefs.selection._baseline_utils import rng_from
+from sparsefs.utils._random import rng_from
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["MutualInfo"]

@@ -7,7 +7,7 @@ import numpy as np
 
 from sparsefs._kernels import relieff as _kernel
 from sparsefs.base import BaseSelector
-from sparsefs.selection._baseline_utils import rng_from
+from sparsefs.utils._random import rng_from
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, StrOptions
 
 __all__ = ["ReliefF"]

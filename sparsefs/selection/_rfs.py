@@ -8,8 +8,9 @@ from sparsefs._kernels import rfs as _kernel
 from sparsefs._kernels.columns import duplicate_partition
 from sparsefs._kernels.l21 import prepare_design, row_norms, selection_scores
 from sparsefs._kernels.smba import merge_duplicate_rows
+from sparsefs._kernels.stats import one_hot_dense
 from sparsefs.exceptions import ConvergenceWarning
-from sparsefs.selection._baseline_utils import SparseLinearSelector, one_hot_labels
+from sparsefs.selection._sparse_linear import SparseLinearSelector
 
 __all__ = ["RFS"]
 
@@ -127,7 +128,7 @@ class RFS(SparseLinearSelector):
 
     def _fit(self, X, y_idx):
         prep = prepare_design(X, center=self.standardize, standardize=self.standardize)
-        Y = one_hot_labels(y_idx, int(y_idx.max()) + 1)
+        Y = one_hot_dense(y_idx, int(y_idx.max()) + 1)
         gmax = _kernel.gamma_max(prep.X, Y)
         gamma = self.alpha * gmax
         res = _kernel.rfs(prep.X, Y, gamma, max_iter=self.max_iter, tol=self.tol)

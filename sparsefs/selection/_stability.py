@@ -38,7 +38,7 @@ def _default_estimator():
     return LassoSelector()
 
 
-def _support_of(est, n_features: int) -> np.ndarray:
+def _checked_support(est, n_features: int) -> np.ndarray:
     support = np.asarray(est.get_support(), dtype=bool)
     if support.shape != (n_features,):
         raise RuntimeError(
@@ -77,12 +77,12 @@ def _fit_chunk(estimator, X, y, indices, seeds, seed_keys=(), path=None):
             est.set_params(**dict.fromkeys(seed_keys, int(seeds[r])))
         Xr, yr = X[idx], None if y is None else y[idx]
         est.fit(Xr, yr)
-        supports[r] = _support_of(est, p)
+        supports[r] = _checked_support(est, p)
         rankings.append(_ranking_of(est, p))
         if path is not None:
             for i, value in enumerate(path[1]):
                 step = clone(est).set_params(**{path[0]: value})
-                path_supports[r, i] = _support_of(step.fit(Xr, yr), p)
+                path_supports[r, i] = _checked_support(step.fit(Xr, yr), p)
     ranks = None if any(r is None for r in rankings) else np.vstack(rankings)
     return supports, ranks, path_supports
 

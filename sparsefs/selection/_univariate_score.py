@@ -156,7 +156,7 @@ class UnivariateScore(BaseSelector):
     def _fit_dask(self, X, y):
         """``fit`` on a dask array: the F / Pearson tests of a continuous target, one pass of
         column sums, squared deviations and cross products (docs/dask.md)."""
-        from sparsefs._dask._univariate import correlations
+        from sparsefs._dask._univariate import dask_correlations
 
         test = self._resolve_test()
         if test not in ("f", "pearson"):
@@ -165,7 +165,7 @@ class UnivariateScore(BaseSelector):
                 "risk sets need every row of a feature at once); use test='f' or 'pearson' "
                 "with a continuous target, or pass X.compute()."
             )
-        self._store(X.shape[0], test, correlations(X, y))
+        self._store(X.shape[0], test, dask_correlations(X, y))
 
     def _resolve_test(self) -> str:
         survival = self.target_type_ == "survival"

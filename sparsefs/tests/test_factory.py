@@ -63,3 +63,23 @@ def test_bad_methods_are_clear():
     with pytest.raises(TypeError, match="not a scikit-learn estimator"):
         make_estimator("sparsefs.utils._factory:__all__")
     assert import_object("sparsefs.utils:get_method") is get_method
+
+
+def test_none_means_the_callers_default_and_the_meta_selectors_use_it():
+    """``default=`` is what ``None`` means (a fresh estimator from a factory each time); the
+    error-control, knockoff and class-specific selectors resolve their base through it."""
+    from sparsefs.selection._class_specific import resolve_selector
+    from sparsefs.selection._error_control import base_estimator
+
+    a = make_estimator(None, default=lambda: FisherScore(1))
+    b = make_estimator(None, default=lambda: FisherScore(1))
+    assert type(a) is FisherScore and a.n_features_to_select == 1 and a is not b
+    assert type(make_estimator(None, default="fisher_score")) is FisherScore
+    assert make_estimator("fisher_score", default=LogisticRegression).__class__ is FisherScore
+    with pytest.raises(TypeError, match="not a scikit-learn estimator"):
+        make_estimator(None)
+    base = base_estimator(None)
+    assert type(base) is FisherScore and base.n_features_to_select == 1
+    est = FisherScore(3)
+    assert base_estimator(est) is est and resolve_selector(est) is est
+    assert type(resolve_selector(None)).__name__ == "SMBA"

@@ -226,6 +226,7 @@ SHARED_KERNELS = frozenset({
 KERNEL_FAMILIES = {
     "kos_kernel": "sparse_kos", "kos_closed_form": "sparse_kos", "kos_weight_step": "sparse_kos",
     "sparse_centers_cv": "sparse_centers",
+    "mcfs_lars": "mcfs",  # MCFS's lasso-LARS on the implicitly centred sparse design
     "sparse_kmeans_alternation": "sparse_kmeans",
     "coordinate_descent": "cox",  # the Gaussian / Cox elastic net: the Cox datafit's solver
 }

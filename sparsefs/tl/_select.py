@@ -59,7 +59,7 @@ def _resolve_use_raw(adata, layer: str | None, use_raw: bool | None) -> bool:
     return bool(use_raw)
 
 
-def _matrix(adata, layer: str | None, use_raw: bool | None):
+def _adata_matrix(adata, layer: str | None, use_raw: bool | None):
     """``(X, feature_names, source)`` where ``source`` says where X came from."""
     if layer is not None and use_raw:
         raise ValueError("pass either layer= or use_raw=True, not both.")
@@ -414,7 +414,7 @@ def select(
     if random_state is not None and "random_state" in est.get_params():
         est.set_params(random_state=random_state)
     use_raw = _resolve_use_raw(adata, layer, use_raw)
-    X, names, source = _matrix(adata, layer, use_raw)
+    X, names, source = _adata_matrix(adata, layer, use_raw)
     _warn_if_not_levels(X, info, source)
     outcome = _outcome(adata, est, target, time, event)
     supervised = (info.supervision == "supervised" if info is not None
@@ -510,7 +510,7 @@ def write_selection(
 
         with contextlib.suppress(ValueError):
             info = get_method(type(est).__name__)
-    X, names, source = _X if _X is not None else _matrix(adata, layer, use_raw)
+    X, names, source = _X if _X is not None else _adata_matrix(adata, layer, use_raw)
     y, groups = (None, None) if groupby is None else _labels(adata, groupby)
     donors = None if sample_key is None else _obs_column(adata, sample_key, "sample_key")
     donor_level = _donor_fit or getattr(est, "design_", None) is not None

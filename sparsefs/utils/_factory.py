@@ -53,7 +53,7 @@ def _is_estimator(obj: Any) -> bool:
 
 def make_estimator(method: Any, params: Mapping[str, Any] | None = None, *,
                    defaults: Mapping[str, Any] | None = None, what: str | None = None,
-                   clone: bool = True) -> Any:
+                   clone: bool = True, default: Any = None) -> Any:
     """An estimator from a method name, an import path, a class or an instance.
 
     Parameters
@@ -72,6 +72,9 @@ def make_estimator(method: Any, params: Mapping[str, Any] | None = None, *,
         How messages name the method (default: its class name).
     clone : bool, default=True
         Clone an estimator instance (``False``: set the parameters on the instance itself).
+    default : str, type or callable, optional
+        What ``method=None`` means: a meta-selector's own base estimator (a method as above;
+        a class or zero-argument factory builds a fresh one on every call).
 
     Returns
     -------
@@ -95,6 +98,8 @@ def make_estimator(method: Any, params: Mapping[str, Any] | None = None, *,
     ...
     ValueError: FisherScore has no parameter alpha; it takes fdr, n_features_to_select.
     """
+    if method is None and default is not None:
+        method = default
     if isinstance(method, str):
         if ":" in method or "." in method:  # registry names have neither
             est = import_object(method)

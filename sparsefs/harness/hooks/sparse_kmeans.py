@@ -26,7 +26,7 @@ __all__ = ["extra_sections", "gap_choice", "kept_features", "lower_cer", "lowest
            "more_noise"]
 
 
-def _table(results: Any):
+def _joined_table(results: Any):
     import pandas as pd
 
     return pd.concat([r.table for r in results], ignore_index=True)
@@ -150,7 +150,7 @@ def extra_sections(reproduction: Any, outdir: Path) -> str:
     -------
     str
     """
-    table = _table(reproduction.results)
+    table = _joined_table(reproduction.results)
     return _gap_section(reproduction.quick, outdir) + "\n\n" + _claims_section(table) + "\n"
 
 

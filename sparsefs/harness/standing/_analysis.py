@@ -196,7 +196,7 @@ def _headline(spec: StandingSpec, key: str, title: str, scores: pd.DataFrame, *,
     return h
 
 
-def _matrix(spec: StandingSpec, values: dict[tuple[str, str], float]) -> pd.DataFrame:
+def _score_frame(spec: StandingSpec, values: dict[tuple[str, str], float]) -> pd.DataFrame:
     mat = pd.DataFrame(np.nan, index=[d.label for d in spec.datasets],
                        columns=[m.label for m in spec.methods])
     for (d, m), v in values.items():
@@ -218,14 +218,15 @@ def _microarray(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
         acc = {key: float(np.mean([f[c]["acc"] for f in r["folds"]]))
                for key, r in results.items()}
         heads.append(_headline(spec, c, f"nested-CV accuracy, {words.get(c, c)}",
-                               _matrix(spec, acc), metric_words=f"accuracy ({words.get(c, c)})",
+                               _score_frame(spec, acc),
+                               metric_words=f"accuracy ({words.get(c, c)})",
                                incomplete=tables.get("_incomplete")))
         bacc = {key: float(np.mean([f[c]["bacc"] for f in r["folds"]]))
                 for key, r in results.items()}
-        tables[f"bacc_{c}"] = _matrix(spec, bacc)
+        tables[f"bacc_{c}"] = _score_frame(spec, bacc)
         kstar = {key: float(np.median([f[c]["k_star"] for f in r["folds"]]))
                  for key, r in results.items()}
-        tables[f"k_star_{c}"] = _matrix(spec, kstar)
+        tables[f"k_star_{c}"] = _score_frame(spec, kstar)
         # accuracy against k: mean over folds per data set, then over the data sets that have
         # the whole grid (sets with fewer features than max k have a shorter grid)
         grid = list(spec.k_grid())
@@ -246,14 +247,14 @@ def _microarray(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
     own = {key: float(np.mean([f["own"]["acc"] for f in r["folds"]]))
            for key, r in results.items() if "own" in r["folds"][0]}
     if own:
-        tables["own"] = _matrix(spec, own).dropna(axis=1, how="all")
-        tables["own_k"] = _matrix(spec, {
+        tables["own"] = _score_frame(spec, own).dropna(axis=1, how="all")
+        tables["own_k"] = _score_frame(spec, {
             key: float(np.median([f["own"]["k_star"] for f in r["folds"]]))
             for key, r in results.items() if "own" in r["folds"][0]}).dropna(axis=1, how="all")
     # run time: median CPU time of a fit over the outer folds (one thread)
     fit = {key: float(np.median([f.get("fit_cpu", f["fit_time"]) for f in r["folds"]]))
            for key, r in results.items() if r["folds"] and "order" in r["folds"][0]}
-    tables["fit_time"] = _matrix(spec, fit)
+    tables["fit_time"] = _score_frame(spec, fit)
     # ranking similarity of the top-k lists, per (data set, outer fold)
     k_sim = int(proto.get("similarity_k", 20))
     tops: dict[tuple, dict[str, list[int]]] = {}
@@ -299,9 +300,9 @@ def _clustering(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
         best_k = {key: float(np.max([np.mean(v) for v in r[metric].values()]))
                   for key, r in results.items()}
         heads.append(_headline(spec, metric, f"{words} of k-means, mean over the k grid",
-                               _matrix(spec, mean_k), metric_words=words,
+                               _score_frame(spec, mean_k), metric_words=words,
                                incomplete=tables.get("_incomplete")))
-        tables[f"best_{metric}"] = _matrix(spec, best_k)
+        tables[f"best_{metric}"] = _score_frame(spec, best_k)
         grid = [str(k) for k in spec.k_grid()]
         curves = {}
         for m in spec.methods:
@@ -314,7 +315,7 @@ def _clustering(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
             if per:
                 curves[m.label] = np.mean(per, axis=0)
         tables[f"curves_{metric}"] = pd.DataFrame(curves, index=[int(k) for k in grid])
-    tables["fit_time"] = _matrix(spec, {key: float(r.get("fit_cpu", r["fit_time"]))
+    tables["fit_time"] = _score_frame(spec, {key: float(r.get("fit_cpu", r["fit_time"]))
                                         for key, r in results.items() if "order" in r})
     k_sim = min(int(spec.protocol.get("similarity_k", 50)), max(spec.k_grid()))
     tops = {}
@@ -341,7 +342,7 @@ def _markers(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Headli
               if r.get("recall") is not None}
     if recall:
         heads.append(_headline(spec, "recall", "recall of the planted markers (top m per type)",
-                               _matrix(spec, recall).dropna(axis=0, how="all"),
+                               _score_frame(spec, recall).dropna(axis=0, how="all"),
                                metric_words="marker recall",
                                incomplete=tables.get("_incomplete")))
     panel = int(spec.protocol.get("panel_per_group", 5))
@@ -352,7 +353,7 @@ def _markers(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Headli
             heads.append(_headline(
                 spec, f"acc_{c}",
                 f"held-out accuracy, {words} on {panel} genes per type",
-                _matrix(spec, acc), metric_words=f"held-out accuracy ({words})",
+                _score_frame(spec, acc), metric_words=f"held-out accuracy ({words})",
                 incomplete=tables.get("_incomplete")))
     by_type: dict[str, pd.DataFrame] = {}
     for d in spec.datasets:
@@ -366,15 +367,15 @@ def _markers(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Headli
         if rows:
             by_type[d.label] = pd.DataFrame(rows).T
     tables["recall_by_type"] = by_type
-    tables["recall_min"] = _matrix(spec, {key: float(r["recall_min"])
+    tables["recall_min"] = _score_frame(spec, {key: float(r["recall_min"])
                                           for key, r in results.items()
                                           if r.get("recall_min") is not None})
-    tables["expert"] = _matrix(spec, {key: float(r["expert_recall"])
+    tables["expert"] = _score_frame(spec, {key: float(r["expert_recall"])
                                       for key, r in results.items()
                                       if r.get("expert_recall") is not None})
-    tables["fit_time"] = _matrix(spec, {key: float(r.get("fit_cpu", r["fit_time"]))
+    tables["fit_time"] = _score_frame(spec, {key: float(r.get("fit_cpu", r["fit_time"]))
                                         for key, r in results.items()})
-    tables["memory_mb"] = _matrix(spec, {key: float(r["peak_mb"]) for key, r in results.items()
+    tables["memory_mb"] = _score_frame(spec, {key: float(r["peak_mb"]) for key, r in results.items()
                                          if r.get("peak_mb") is not None})
     return heads
 

@@ -146,14 +146,14 @@ def _best_k(grid, curve) -> int:
     return int(grid[int(np.argmax(vals))])
 
 
-def _build(method: StandingMethod, seed: int, n_classes: int, n_select: int | None):
+def _build_estimator(method: StandingMethod, seed: int, n_classes: int, n_select: int | None):
     from sparsefs.harness._protocols import build_method
 
     return build_method(method.method_spec, seed=seed, n_classes=n_classes,
                         n_features_to_select=n_select)
 
 
-def _fit(est, X, y) -> tuple[float, float]:
+def _timed_fit_cpu(est, X, y) -> tuple[float, float]:
     """(wall, CPU) seconds of ``est.fit(X, y)``."""
     from sparsefs.harness.standing._budget import cpu_seconds
 
@@ -167,13 +167,13 @@ def _fit(est, X, y) -> tuple[float, float]:
 def _own_predictions(method, seed, n_classes, X_tr, y_tr, X_te, y_te, grid, inner):
     """The method's own predict: nested choice of k with refits inside the inner folds."""
     def path(X_a, y_a, X_b):
-        est = _build(method, seed, n_classes, max(grid))
+        est = _build_estimator(method, seed, n_classes, max(grid))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if hasattr(est, "fit_path"):
                 models = est.fit_path(X_a, y_a, list(grid))
             else:
-                models = [_build(method, seed, n_classes, k).fit(X_a, y_a) for k in grid]
+                models = [_build_estimator(method, seed, n_classes, k).fit(X_a, y_a) for k in grid]
         return [np.asarray(m.predict(X_b)) for m in models]
 
     t0 = time.perf_counter()
@@ -241,8 +241,8 @@ def microarray_cell(spec: StandingSpec, dataset: StandingData, method: StandingM
                 continue
             seed = cell_seed(spec.seed, dataset.label, method.label, fold)
             own_k = method.k_choice == "own"
-            est = _build(method, seed, n_classes, None if own_k else K)
-            wall, cpu = _fit(est, X_rank, y_tr)
+            est = _build_estimator(method, seed, n_classes, None if own_k else K)
+            wall, cpu = _timed_fit_cpu(est, X_rank, y_tr)
             rec["fit_time"], rec["fit_cpu"] = round(wall, 4), round(cpu, 4)
             from sparsefs.harness._protocols import feature_order
 

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from sparsefs.harness._spec import DataSpec, MethodSpec, _check_keys, _jsonable, parse_k_grid
+from sparsefs.harness._spec._common import _check_keys, _jsonable, parse_k_grid
+from sparsefs.harness._spec._parts import DataSpec, MethodSpec
 
 __all__ = [
     "BENCHMARKS",

@@ -1,16 +1,78 @@
-"""Lasso-LARS at a fixed cardinality on sparse X, for :class:`~sparsefs.selection.MCFS`.
+"""Lasso-LARS at a fixed cardinality on an implicitly centred sparse X (MCFS's regressions).
 
 It repeats scikit-learn's :func:`~sklearn.linear_model.lars_path` (``method="lasso"``) step for
-step with two of scikit-learn's own helpers (``sklearn.utils.arrayfuncs``), so it lives beside
-the estimator, not in ``sparsefs._kernels`` (which never imports scikit-learn).
+step, with the two helpers of ``sklearn.utils.arrayfuncs`` it needs written here on the same
+BLAS routines (``drotg`` / ``drot`` of the BLAS scipy links, so the Cholesky downdates are the
+same to the bit), so that the kernel imports no scikit-learn.
 """
 
+import ctypes
+from functools import cache
+from typing import NamedTuple
+
 import numpy as np
+import scipy.linalg as la
+import scipy.sparse as sp
 
-__all__ = ["lasso_at_cardinality_sparse"]
+__all__ = ["LarsResult", "lasso_at_cardinality_sparse"]
 
 
-def lasso_at_cardinality_sparse(S, mean: np.ndarray, y: np.ndarray, cardinality: int) -> np.ndarray:
+class LarsResult(NamedTuple):
+    """What :func:`lasso_at_cardinality_sparse` returns."""
+
+    coef: np.ndarray
+    stopped_early: bool
+
+
+def _min_pos(x: np.ndarray) -> float:
+    """The smallest positive entry of ``x``, or the largest float when none is positive
+    (``sklearn.utils.arrayfuncs.min_pos``)."""
+    largest = np.finfo(x.dtype).max
+    pos = x[(x > 0) & (x < largest)]
+    return float(pos.min()) if pos.size else float(largest)
+
+
+@cache
+def _drotg():
+    """BLAS ``drotg(a, b, c, s)`` of scipy's BLAS (the one scikit-learn's Cython calls), from
+    ``scipy.linalg.cython_blas``'s C API: the f2py wrapper does not return ``r``."""
+    import scipy.linalg.cython_blas as cython_blas
+
+    capsule = cython_blas.__pyx_capi__["drotg"]
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    pointer = api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
+    double_p = ctypes.POINTER(ctypes.c_double)
+    return ctypes.CFUNCTYPE(None, double_p, double_p, double_p, double_p)(pointer)
+
+
+def _cholesky_delete(L: np.ndarray, go_out: int) -> None:
+    """Remove row and column ``go_out`` from the lower Cholesky factor ``L`` in place, by
+    Givens rotations (``sklearn.utils.arrayfuncs.cholesky_delete``, same BLAS calls)."""
+    n = L.shape[0]
+    for i in range(go_out, n - 1):
+        L[i, : i + 2] = L[i + 1, : i + 2]
+    drotg = _drotg()
+    for i in range(go_out, n - 1):
+        r, z, c, s = (ctypes.c_double(L[i, i]), ctypes.c_double(L[i, i + 1]),
+                      ctypes.c_double(), ctypes.c_double())
+        drotg(r, z, c, s)
+        r, c, s = r.value, c.value, s.value
+        if r < 0:  # diagonals cannot be negative
+            r, c, s = -r, -c, -s
+        L[i, i] = r
+        L[i, i + 1] = 0.0
+        if n - i - 2 > 0:
+            x, y = la.blas.drot(L[i + 1 : n - 1, i], L[i + 1 : n - 1, i + 1], c, s)
+            L[i + 1 : n - 1, i] = x
+            L[i + 1 : n - 1, i + 1] = y
+
+
+def lasso_at_cardinality_sparse(S, mean: np.ndarray, y: np.ndarray,
+                                cardinality: int) -> LarsResult:
     r"""Lasso-path (LARS) coefficients of the implicit design :math:`S - \mathbf 1 m^\top`.
 
     The same algorithm, step for step, as :func:`sklearn.linear_model.lars_path`
@@ -29,20 +91,20 @@ def lasso_at_cardinality_sparse(S, mean: np.ndarray, y: np.ndarray, cardinality:
     y : ndarray of shape (n_samples,)
         Centred here (an intercept).
     cardinality : int
+
+    Returns
+    -------
+    LarsResult
+        ``coef`` of shape (n_features,); ``stopped_early`` where scikit-learn would stop with
+        its ``ConvergenceWarning`` ("Early stopping the lars path"): alpha no longer decreases
+        as the residues are small (the caller warns).
     """
-    import warnings
-
-    import scipy.linalg as la
-    import scipy.sparse as sp
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.utils import arrayfuncs
-
     S = sp.csc_array(S)
     n, p = S.shape
     yc = y - y.mean()
     coef = np.zeros(p)
     if not np.any(yc) or p == 0:
-        return coef
+        return LarsResult(coef, False)
 
     def corr(v):  # (S - 1 m^T)^T v
         return S.T @ v - mean * v.sum()
@@ -77,9 +139,9 @@ def lasso_at_cardinality_sparse(S, mean: np.ndarray, y: np.ndarray, cardinality:
             C = 0.0
         alpha = C / n
         if alpha <= equality_tolerance:  # the path ends (alpha_min = 0)
-            return coef
+            return LarsResult(coef, False)
         if n_active >= p:
-            return coef
+            return LarsResult(coef, False)
         if not drop:
             sign_active[n_active] = np.sign(C_)
             m, j = n_active, C_idx + n_active
@@ -106,13 +168,8 @@ def lasso_at_cardinality_sparse(S, mean: np.ndarray, y: np.ndarray, cardinality:
             XA[:, n_active] = col
             active.append(indices[n_active])
             n_active += 1
-        if n_iter > 0 and prev_alpha < alpha:
-            warnings.warn(
-                "Early stopping the lars path, as the residues are small and the current "
-                "value of alpha is no longer well controlled.", ConvergenceWarning,
-                stacklevel=2,
-            )
-            return coef
+        if n_iter > 0 and prev_alpha < alpha:  # scikit-learn warns and stops here
+            return LarsResult(coef, True)
         least_squares, _ = solve_cholesky(
             L[:n_active, :n_active], sign_active[:n_active], lower=True
         )
@@ -134,12 +191,12 @@ def lasso_at_cardinality_sparse(S, mean: np.ndarray, y: np.ndarray, cardinality:
         eq_dir = XA[:, :n_active] @ least_squares
         corr_eq_dir = corr(eq_dir)[indices[n_active:]]
         np.around(corr_eq_dir, decimals=cov_precision, out=corr_eq_dir)
-        g1 = arrayfuncs.min_pos((C - Cov) / (AA - corr_eq_dir + tiny32))
-        g2 = arrayfuncs.min_pos((C + Cov) / (AA + corr_eq_dir + tiny32))
+        g1 = _min_pos((C - Cov) / (AA - corr_eq_dir + tiny32))
+        g2 = _min_pos((C + Cov) / (AA + corr_eq_dir + tiny32))
         gamma_ = min(g1, g2, C / AA)
         drop = False
         z = -coef[active] / (least_squares + tiny32)
-        z_pos = arrayfuncs.min_pos(z)
+        z_pos = _min_pos(z)
         if z_pos < gamma_:
             idx = np.where(z == z_pos)[0][::-1]
             sign_active[idx] = -sign_active[idx]
@@ -152,10 +209,10 @@ def lasso_at_cardinality_sparse(S, mean: np.ndarray, y: np.ndarray, cardinality:
         coef[active] = prev_coef[active] + gamma_ * least_squares
         Cov -= gamma_ * corr_eq_dir
         if np.count_nonzero(coef) >= cardinality:
-            return coef
+            return LarsResult(coef, False)
         if drop:
             for ii in idx:
-                arrayfuncs.cholesky_delete(L[:n_active, :n_active], ii)
+                _cholesky_delete(L[:n_active, :n_active], ii)
             n_active -= 1
             for ii in idx:
                 active.pop(ii)

@@ -1,11 +1,11 @@
-"""Glue shared by the baseline selectors: seeds, label matrices, the sparse linear base class."""
+"""The base of the penalised linear selectors on one-hot classes (LsL21, LlL21, RFS, the l1 /
+elastic-net logistic selectors): their shared parameters and the l2,1 proximal-gradient fit."""
 
 import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from sparsefs._kernels.columns import duplicate_partition
 from sparsefs._kernels.l21 import (
@@ -16,41 +16,12 @@ from sparsefs._kernels.l21 import (
     selection_scores,
 )
 from sparsefs._kernels.smba import merge_duplicate_rows
+from sparsefs._kernels.stats import one_hot_dense
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._sklearn_compat import Interval
 
-__all__ = [
-    "SparseLinearSelector",
-    "one_hot_labels",
-    "rng_from",
-    "seed_from",
-    "warn_unconverged",
-]
-
-
-def rng_from(random_state) -> np.random.RandomState:
-    """A ``RandomState`` for ``random_state``; ``None`` gives a freshly seeded one.
-
-    Unlike :func:`sklearn.utils.check_random_state`, ``None`` does not return NumPy's global
-    generator, so fitting never reads or advances the global random state (specs/peers.md §5.2
-    item 14).
-    """
-    if random_state is None:
-        return np.random.RandomState(np.random.SeedSequence().generate_state(1)[0])
-    return check_random_state(random_state)
-
-
-def seed_from(random_state) -> int:
-    """An int seed drawn from :func:`rng_from`."""
-    return int(rng_from(random_state).randint(np.iinfo(np.int32).max))
-
-
-def one_hot_labels(y_idx: np.ndarray, n_classes: int) -> np.ndarray:
-    """Dense n_samples x n_classes 0/1 indicator matrix."""
-    Y = np.zeros((y_idx.shape[0], n_classes))
-    Y[np.arange(y_idx.shape[0]), y_idx] = 1.0
-    return Y
+__all__ = ["SparseLinearSelector", "warn_unconverged"]
 
 
 class SparseLinearSelector(BaseSelector):
@@ -102,7 +73,7 @@ class SparseLinearSelector(BaseSelector):
     def _target_matrix(self, y) -> np.ndarray:
         """The response matrix Y: one-hot class indicators (subclasses taking continuous
         targets use them as they are)."""
-        return one_hot_labels(y, int(y.max()) + 1)
+        return one_hot_dense(y, int(y.max()) + 1)
 
     def _fit(self, X, y_idx):
         prep = prepare_design(X, center=True, standardize=self.standardize)
