@@ -62,6 +62,9 @@ HASH_FORMER_DEFAULTS: tuple[tuple[str, str, Any], ...] = (
     ("l1_kmeans", "gap_path", "restarts"),
     ("sparse_kmeans", "gap_path", "restarts"),
     ("l0_kmeans", "gap_path", "restarts"),
+    # the SMBA-CSFS TFS tables: stored with SMBA's default of the time, alpha = 10, which the
+    # config has named since SMBA's own default became 2 (issue #16)
+    ("smba", "alpha", 10.0),
 )
 
 

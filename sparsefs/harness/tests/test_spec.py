@@ -251,6 +251,39 @@ def test_hash_leaves_out_the_former_gap_path_of_the_sparse_kmeans_reproduction()
         assert replace(exp, methods=other).spec_hash() != exp.spec_hash()
 
 
+def test_every_stored_reproduction_run_matches_its_config():
+    """Reference: the stored runs themselves (docs/reproductions/<stem>/<experiment>.meta.json,
+    each with the hash of the spec it ran). Every experiment of every config with a stored run
+    hashes to the stored value, so ``--from-results`` reports them as the config's runs; a
+    renamed import path, or a parameter named at the default it had when the run was stored,
+    must not break this (the SMBA-CSFS TFS runs were stored with SMBA's then default alpha =
+    10, which the config now names), while any real change of an experiment does."""
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    checked = 0
+    for config in sorted((root / "configs").glob("*.toml")):
+        spec = ReproductionSpec.from_toml(config)
+        for exp in spec.experiments:
+            path = root / "docs" / "reproductions" / config.stem / f"{exp.name}.meta.json"
+            if not path.exists():
+                continue
+            assert exp.spec_hash() == json.loads(path.read_text())["spec_hash"], (
+                config.stem, exp.name)
+            assert replace(exp, seed=exp.seed + 1).spec_hash() != exp.spec_hash()
+            checked += 1
+    assert checked >= 20
+    tfs = {e.name: e for e in ReproductionSpec.from_toml(
+        root / "configs" / "smba_csfs.toml").experiments}["tfs_paper"]
+    smba = [m for m in tfs.methods if m.stem == "smba"]
+    assert smba and smba[0].params.get("alpha") == 10.0
+    other = [replace(m, params={**m.params, "alpha": 2.0}) if m.stem == "smba" else m
+             for m in tfs.methods]
+    assert replace(tfs, methods=other).spec_hash() != tfs.spec_hash()
+
+
 def test_from_toml_rejects_typos(tmp_path):
     path = tmp_path / "spec.toml"
     path.write_text(TOML.replace("seed = 7", "sede = 7"))
