@@ -64,7 +64,7 @@ def _data(n, d, seed, density, shift=1.0):
 
 
 def record_linear(rec):
-    from sparsefs.selection import ElasticNetSelector, LassoSelector, LlL21, LsL21, RFS
+    from sparsefs.selection import RFS, ElasticNetSelector, LassoSelector, LlL21, LsL21
 
     for seed in range(3):
         for n, d, dens in ((30, 80, 0.2), (90, 25, 0.4), (50, 50, 0.1)):
@@ -95,21 +95,21 @@ def record_l21_kernels(rec):
                     prep = l21.prepare_design(sp.csr_array(X), center=center, standardize=std)
                     Z = prep.X
                     key = ("l21", seed, n, d, std, center)
-                    rec[key + ("prep",)] = _val([prep.offset, prep.scale, prep.constant])
+                    rec[(*key, "prep")] = _val([prep.offset, prep.scale, prep.constant])
                     W = rng.normal(size=(d, 3))
                     R = rng.normal(size=(n, 3))
-                    rec[key + ("mv",)] = _val([Z @ W, Z.T @ R, Z @ W[:, 0], Z.T @ R[:, 0]])
+                    rec[(*key, "mv")] = _val([Z @ W, Z.T @ R, Z @ W[:, 0], Z.T @ R[:, 0]])
                     for c in (True, False):
-                        rec[key + ("lip", c)] = _val(l21.lipschitz_bound(Z, 0.5, c))
+                        rec[(*key, "lip", c)] = _val(l21.lipschitz_bound(Z, 0.5, c))
                     b = rng.random(d)
                     a = rng.random(n) + 0.5
-                    rec[key + ("irls",)] = _val(l21.irls_l21_step(Z, R, b, a, 0.3))
+                    rec[(*key, "irls")] = _val(l21.irls_l21_step(Z, R, b, a, 0.3))
                     cols = np.array([1, 4, 7])
-                    rec[key + ("sub",)] = _val(Z[:, cols] @ W[cols])
+                    rec[(*key, "sub")] = _val(Z[:, cols] @ W[cols])
                     saved = l21._SMALL_GRAM
                     try:  # the matrix-free Lanczos route of lipschitz_bound
                         l21._SMALL_GRAM = 5
-                        rec[key + ("lip_lanczos",)] = _val(l21.lipschitz_bound(Z, 0.5, True))
+                        rec[(*key, "lip_lanczos")] = _val(l21.lipschitz_bound(Z, 0.5, True))
                     finally:
                         l21._SMALL_GRAM = saved
 
@@ -119,32 +119,32 @@ def record_ufcm(rec):
 
     for seed in range(3):
         for n, d in ((25, 120), (60, 20), (30, 600)):
-            X, lab = _data(n, d, 20 + seed, 0.3)
+            X, _lab = _data(n, d, 20 + seed, 0.3)
             for std in (True, False):
                 for scale in (1.0, 1e-150):
                     Xc, e, varying = uk.prepare_data(sp.csr_array(X * scale), standardize=std)
                     key = ("ufcm_k", seed, n, d, std, scale)
-                    rec[key + ("prep",)] = _val([e, varying, Xc @ np.eye(d)[:, :4]])
+                    rec[(*key, "prep")] = _val([e, varying, Xc @ np.eye(d)[:, :4]])
                     S = Xc[:, varying]
                     dv = S.shape[1]
                     rng = np.random.default_rng(seed)
-                    rec[key + ("screen",)] = _val(uk.correlation_screen(S))
-                    rec[key + ("screened",)] = _val(uk.screened_columns(S, 3))
-                    rec[key + ("iso",)] = _val(uk.isometric_coordinates(S))
-                    rec[key + ("scale",)] = _val(uk.data_scale(S))
+                    rec[(*key, "screen")] = _val(uk.correlation_screen(S))
+                    rec[(*key, "screened")] = _val(uk.screened_columns(S, 3))
+                    rec[(*key, "iso")] = _val(uk.isometric_coordinates(S))
+                    rec[(*key, "scale")] = _val(uk.data_scale(S))
                     labels = np.arange(n) % 3
                     beta_d = rng.random(dv) * 0.1 * uk.data_scale(S)
                     if dv <= 200:
-                        rec[key + ("wm",)] = _val(uk.w_matrix(S, labels, 0.7, beta_d))
+                        rec[(*key, "wm")] = _val(uk.w_matrix(S, labels, 0.7, beta_d))
                     v0 = rng.normal(size=dv)
                     for solver in ("dense", "arpack"):
                         W, vals = uk.w_step(S, labels, 0.7, beta_d, 2, solver=solver, v0=v0)
-                        rec[key + ("ws", solver)] = _val([W, vals])
-                    rec[key + ("obj",)] = _val(uk.objective(S, W, labels, 0.7, 0.1, 0.5, 1e-9))
-                    rec[key + ("km",)] = _val(uk.kmeans(S, 3, np.random.default_rng(seed),
+                        rec[(*key, "ws", solver)] = _val([W, vals])
+                    rec[(*key, "obj")] = _val(uk.objective(S, W, labels, 0.7, 0.1, 0.5, 1e-9))
+                    rec[(*key, "km")] = _val(uk.kmeans(S, 3, np.random.default_rng(seed),
                                                         n_init=2))
-                    rec[key + ("means",)] = _val(uk.cluster_means(S, labels, 3))
-                    rec[key + ("cost",)] = _val(uk.kmeans_cost(S, labels))
+                    rec[(*key, "means")] = _val(uk.cluster_means(S, labels, 3))
+                    rec[(*key, "cost")] = _val(uk.kmeans_cost(S, labels))
 
 
 def record_ufcm_estimator(rec):
@@ -206,7 +206,7 @@ def main(argv) -> int:
         return 0
     with open(argv[2], "rb") as fh:
         old = pickle.load(fh)
-    bad = sorted((str(k) for k in old if rec.get(k) != old[k]))
+    bad = sorted(str(k) for k in old if rec.get(k) != old[k])
     missing = set(old) ^ set(rec)
     for k in bad[:40]:
         print("DIFFERS", k)

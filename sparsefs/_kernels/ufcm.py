@@ -56,6 +56,8 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
+from sparsefs._kernels.centered import CenteredSparse, center_sparse, sparse_col_extrema
+
 __all__ = [
     "DENSE_MAX_FEATURES",
     "DENSE_TALL_MAX_FEATURES",
@@ -121,178 +123,25 @@ _V0_NOISE = 1e-2
 # --------------------------------------------------------------------------------------------
 
 
-class CenteredSparse:
-    r"""Centred sparse data :math:`X_c = X_s - \mathbf 1 m^\top`, never formed (#18).
-
-    ``Xs`` is the (scaled) sparse data, ``m`` its column means. Every product the fit needs is
-    a sparse product plus a rank-one correction: :math:`X_c V = X_s V - \mathbf 1 (m^\top V)`,
-    :math:`X_c^\top Z = X_s^\top Z - m (\mathbf 1^\top Z)`; the ``n x n`` and ``d x d`` Grams
-    are formed from the sparse ones the same way; k-means reads rows and cluster sums. The
-    kernel functions accept it wherever they take ``Xc``. Memory: ``O(nnz + n + d)``.
-
-    Parameters
-    ----------
-    Xs : scipy sparse array of shape (n_samples, n_features)
-        Converted to a canonical float64 CSR array.
-    mean : ndarray of shape (n_features,)
-        The column means of ``Xs``.
-    """
-
-    ndim = 2
-    dtype = np.dtype(np.float64)
-
-    def __init__(self, Xs, mean: np.ndarray):
-        X = sp.csr_array(Xs, dtype=np.float64)
-        X.sum_duplicates()
-        self.X = X
-        self.mean = np.asarray(mean, dtype=np.float64)
-        self.shape = X.shape
-
-    @property
-    def T(self) -> _TransposedCentered:
-        return _TransposedCentered(self)
-
-    def __matmul__(self, V) -> np.ndarray:
-        V = np.asarray(V, dtype=np.float64)
-        out = np.asarray(self.X @ V, dtype=np.float64)
-        out -= self.mean @ V  # a scalar (V a vector) or one row (V a matrix), broadcast
-        return out
-
-    def rmatmul(self, Z) -> np.ndarray:
-        r""":math:`X_c^\top Z`."""
-        Z = np.asarray(Z, dtype=np.float64)
-        out = np.asarray(self.X.T @ Z, dtype=np.float64)
-        if Z.ndim == 1:
-            out -= self.mean * Z.sum()
-        else:
-            out -= np.outer(self.mean, Z.sum(axis=0))
-        return out
-
-    def __getitem__(self, key) -> CenteredSparse:
-        """Only ``Xc[:, columns]`` (a column subset, still implicit)."""
-        if not (isinstance(key, tuple) and len(key) == 2 and key[0] == slice(None)):
-            raise TypeError("CenteredSparse supports only Xc[:, columns].")
-        cols = key[1]
-        return CenteredSparse(self.X[:, cols], self.mean[cols])
-
-    def row_gram(self, weights: np.ndarray | None = None) -> np.ndarray:
-        r""":math:`X_c \operatorname{diag}(w) X_c^\top` (``n x n``, dense)."""
-        m = self.mean
-        Xw = self.X if weights is None else sp.csr_array(self.X * np.asarray(weights)[None, :])
-        mw = m if weights is None else m * weights
-        G = (Xw @ self.X.T).toarray()
-        a = self.X @ mw
-        G -= a[:, None]
-        G -= a[None, :]
-        G += float(np.dot(m, mw))
-        return G
-
-    def col_gram(self) -> np.ndarray:
-        r""":math:`X_c^\top X_c = X_s^\top X_s - n\,m m^\top` (``d x d``, dense)."""
-        G = (self.X.T @ self.X).toarray()
-        G -= self.shape[0] * np.outer(self.mean, self.mean)
-        return G
-
-    def col_sq_sums(self) -> np.ndarray:
-        """The centred sums of squares of the columns, over the stored values and the zeros."""
-        return _centered_col_sq_sums(self.X, self.mean)
-
-    def row_sq_norms(self) -> np.ndarray:
-        r""":math:`\|x_i - m\|^2`, from the stored values of each row and :math:`\|m\|^2`."""
-        X, m = self.X, self.mean
-        rows = np.repeat(np.arange(self.shape[0]), np.diff(X.indptr))
-        mj = m[X.indices]
-        terms = (X.data - mj) ** 2 - mj * mj
-        return np.bincount(rows, weights=terms, minlength=self.shape[0]) + float(np.dot(m, m))
-
-    def rows(self, idx) -> np.ndarray:
-        """Dense copies of the rows ``idx`` (an int or an int array), centred."""
-        idx = np.asarray(idx)
-        block = self.X[np.atleast_1d(idx)].toarray() - self.mean
-        return block[0] if idx.ndim == 0 else block
-
-    def group_sums(self, labels: np.ndarray, n_groups: int) -> np.ndarray:
-        """Sums of the centred rows by label (``n_groups x d``, dense)."""
-        labels = np.asarray(labels)
-        n = self.shape[0]
-        ind = sp.csr_array((np.ones(n), (labels, np.arange(n))), shape=(n_groups, n))
-        sums = (ind @ self.X).toarray()
-        sums -= np.bincount(labels, minlength=n_groups)[:, None] * self.mean
-        return sums
-
-    def kmeans_cost(self, labels: np.ndarray, means: np.ndarray) -> float:
-        r""":math:`\sum_i \|x_i - g_{l_i}\|^2`, summed row by row (label-permutation exact)."""
-        labels = np.asarray(labels)
-        n = self.shape[0]
-        cross = (self @ means.T)[np.arange(n), labels]
-        gsq = (means * means).sum(axis=1)[labels]
-        resid = np.maximum(self.row_sq_norms() - 2.0 * cross + gsq, 0.0)
-        return float(resid.sum())
-
-
-class _TransposedCentered:
-    """``Xc.T`` of a :class:`CenteredSparse`: only ``Xc.T @ Z``."""
-
-    ndim = 2
-    dtype = np.dtype(np.float64)
-
-    def __init__(self, base: CenteredSparse):
-        self.base = base
-        self.shape = base.shape[::-1]
-
-    def __matmul__(self, Z) -> np.ndarray:
-        return self.base.rmatmul(Z)
-
-
-def _centered_col_sq_sums(X, mean: np.ndarray) -> np.ndarray:
-    r"""Per column of the CSR ``X``: :math:`\sum_i (x_{ij} - m_j)^2` with the implicit zeros."""
-    n, d = X.shape
-    cols = X.indices
-    nnz = np.bincount(cols, minlength=d)
-    stored = np.bincount(cols, weights=(X.data - mean[cols]) ** 2, minlength=d)
-    return stored + (n - nnz) * mean * mean
-
-
-def _col_extrema(X) -> tuple[np.ndarray, np.ndarray]:
-    """Column maxima and minima of the sparse ``X`` (the implicit zeros included)."""
-    out = []
-    for r in (X.max(axis=0), X.min(axis=0)):
-        r = r.toarray() if sp.issparse(r) else np.asarray(r)
-        out.append(np.asarray(r, dtype=np.float64).ravel())
-    return out[0], out[1]
-
-
 def _prepare_sparse(X, standardize: bool) -> tuple[CenteredSparse, int, np.ndarray]:
-    """:func:`prepare_data` for sparse X: the same scaling, centring kept implicit."""
-    X = sp.csr_array(X, dtype=np.float64, copy=True)
-    X.sum_duplicates()
+    """:func:`prepare_data` for sparse X: the same scaling, centring kept implicit (the
+    shared :func:`sparsefs._kernels.centered.center_sparse`, row access)."""
+    X = sp.csr_array(X, dtype=np.float64)
+    if not X.has_canonical_format:  # (a copy: the caller's X is not modified)
+        X = X.copy()
+        X.sum_duplicates()
     n, d = X.shape
     if n == 0:
         return CenteredSparse(X, np.zeros(d)), 0, np.zeros(d, dtype=bool)
-    cmax, cmin = _col_extrema(X)
-    varying = cmax != cmin
-    cols = X.indices
-    if standardize:
-        colmax = np.maximum(np.abs(cmax), np.abs(cmin))
-        X.data /= np.where(colmax > 0, colmax, 1.0)[cols]
-        mean = np.bincount(cols, weights=X.data, minlength=d) / n
-        std = np.sqrt(_centered_col_sq_sums(X, mean) / n)
-        div = np.where(varying & (std > 0), std, 1.0)
-        X.data /= div[cols]
-        mean = mean / div
-        X.data *= varying[cols]
-        mean[~varying] = 0.0
-        X.eliminate_zeros()
-        return CenteredSparse(X, mean), 0, varying
-    amax = float(max(np.abs(cmax).max(initial=0.0), np.abs(cmin).max(initial=0.0)))
     exponent = 0
-    if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
-        exponent = int(np.frexp(amax)[1])
-        X.data = np.ldexp(X.data, -exponent)
-    X.data *= varying[cols]
-    X.eliminate_zeros()
-    mean = np.bincount(X.indices, weights=X.data, minlength=d) / n
-    return CenteredSparse(X, mean), exponent, varying
+    if not standardize:
+        cmax, cmin = sparse_col_extrema(X)
+        amax = float(max(np.abs(cmax).max(initial=0.0), np.abs(cmin).max(initial=0.0)))
+        if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
+            exponent = int(np.frexp(amax)[1])
+    Xc, _, _, constant = center_sparse(X, standardize=standardize, exponent=exponent,
+                                       fmt="csr")
+    return Xc, exponent, ~constant
 
 
 def prepare_data(
@@ -393,7 +242,7 @@ def _column_blocks(Xc, width: int, csc=None):
         if csc is None:
             yield cols, Xc[:, cols]
         else:
-            yield cols, csc[:, cols].toarray() - Xc.mean[cols]
+            yield cols, csc[:, cols].toarray() - Xc.m[cols]
 
 
 def _screen(Xc, csc=None) -> tuple[np.ndarray, np.ndarray]:
@@ -406,7 +255,7 @@ def _screen(Xc, csc=None) -> tuple[np.ndarray, np.ndarray]:
     if d == 0 or n == 0:
         return scores, sq
     if isinstance(Xc, CenteredSparse) and csc is None:
-        csc = Xc.X.tocsc()
+        csc = Xc.csc
     width = max(1, min(d, _SCREEN_BLOCK_ENTRIES // max(n, d)))
     if n < d:
         if csc is not None:
@@ -471,14 +320,14 @@ def screened_columns(Xc, n_clusters: int) -> np.ndarray:
     ndarray of shape (n_samples, m)
     """
     d = Xc.shape[1]
-    csc = Xc.X.tocsc() if isinstance(Xc, CenteredSparse) else None  # column access, once
+    csc = Xc.csc if isinstance(Xc, CenteredSparse) else None  # column access, once
     scores, sq = _screen(Xc, csc)
     med = float(np.median(scores))
     spread = 1.4826 * float(np.median(np.abs(scores - med)))
     m = int(np.count_nonzero(scores > med + SCREEN_Z * spread))
     m = min(max(m, 2 * n_clusters), SCREEN_MAX_COLUMNS, d)
     top = np.argsort(-scores, kind="stable")[:m]
-    block = Xc[:, top] if csc is None else csc[:, top].toarray() - Xc.mean[top]
+    block = Xc[:, top] if csc is None else csc[:, top].toarray() - Xc.m[top]
     norms = np.sqrt(sq[top])
     return block / np.where(norms > 0.0, norms, 1.0)
 
@@ -544,8 +393,11 @@ def kmeans_cost(Y: np.ndarray, labels: np.ndarray) -> float:
     Equals :math:`\operatorname{Tr}(W^\top X^\top L_U X W)` for :math:`Y = XW`.
     """
     means, _ = cluster_means(Y, labels)
-    if isinstance(Y, CenteredSparse):
-        return Y.kmeans_cost(labels, means)
+    if isinstance(Y, CenteredSparse):  # summed row by row (label-permutation exact)
+        labels = np.asarray(labels)
+        cross = (Y @ means.T)[np.arange(Y.shape[0]), labels]
+        gsq = (means * means).sum(axis=1)[labels]
+        return float(np.maximum(Y.row_sq_norms() - 2.0 * cross + gsq, 0.0).sum())
     resid = Y - means[labels]
     return float(np.einsum("ij,ij->", resid, resid))
 

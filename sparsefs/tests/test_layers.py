@@ -213,12 +213,14 @@ def test_the_checks_catch_a_deliberate_cycle(tmp_path):
 
 
 #: The shared layer inside ``_kernels`` (issue #34): what any method kernel may use - array
-#: dispatch, duplicate columns and scale guards, class and column statistics (the Fisher ratio
-#: among them), graphs, the k-means core, the l2,1 / elastic-net penalties and their solvers
-#: (group_lasso, l21, fista, elastic_net), ranking, multiple testing and stability, threads.
+#: dispatch, the implicitly centred sparse matrix, duplicate columns and scale guards, class and
+#: column statistics (the Fisher ratio among them), graphs, the k-means core, the l2,1 /
+#: elastic-net penalties and their solvers (group_lasso, l21, fista, elastic_net), ranking,
+#: multiple testing and stability, threads.
 SHARED_KERNELS = frozenset({
-    "arrays", "columns", "elastic_net", "fista", "fisher_score", "graphs", "group_lasso",
-    "kmeans", "l21", "multiple_testing", "ranking", "stability", "stats", "threads",
+    "arrays", "centered", "columns", "elastic_net", "fista", "fisher_score", "graphs",
+    "group_lasso", "kmeans", "l21", "multiple_testing", "ranking", "stability", "stats",
+    "threads",
 })
 
 #: Method kernels written as several modules: module -> its family (by default a module is
