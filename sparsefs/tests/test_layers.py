@@ -229,6 +229,7 @@ KERNEL_FAMILIES = {
     "kos_kernel": "sparse_kos", "kos_closed_form": "sparse_kos", "kos_weight_step": "sparse_kos",
     "sparse_centers_cv": "sparse_centers",
     "sparse_kmeans_alternation": "sparse_kmeans",
+    "ufcm_wstep": "ufcm", "ufcm_kmeans": "ufcm",
     "coordinate_descent": "cox",  # the Gaussian / Cox elastic net: the Cox datafit's solver
 }
 
