@@ -149,3 +149,14 @@ def test_center_sparse_by_a_power_of_two_beyond_the_float_range():
     np.testing.assert_array_equal(Z.S.toarray()[:, [0, 1, 4]],
                                   np.ldexp(X, -e)[:, [0, 1, 4]])
     assert np.all(np.isfinite(Z.m))
+
+
+def test_the_docs_example_runs():
+    """``docs/centered_sparse.md``'s example (its own asserts against the dense copy)."""
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "centered_sparse.md"
+    if not page.exists():
+        pytest.skip("docs/ is not part of an installed package")
+    block = page.read_text(encoding="utf-8").split("```python", 1)[1].split("```", 1)[0]
+    exec(compile(block, str(page), "exec"), {})
