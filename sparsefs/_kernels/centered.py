@@ -72,23 +72,23 @@ class CenteredSparse:
 
     # -- the two access formats ---------------------------------------------------------------
 
+    def _format(self, fmt: str):
+        """``S`` in CSR or CSC: itself, or the other format, converted once."""
+        if self.S.format == fmt:
+            return self.S
+        if self._other is None:
+            self._other = self.S.asformat(fmt)
+        return self._other
+
     @property
     def csr(self) -> sp.csr_array:
         """``S`` in CSR (row access), built once."""
-        if self.S.format == "csr":
-            return self.S
-        if self._other is None:
-            self._other = self.S.tocsr()
-        return self._other
+        return self._format("csr")
 
     @property
     def csc(self) -> sp.csc_array:
         """``S`` in CSC (column access), built once."""
-        if self.S.format == "csc":
-            return self.S
-        if self._other is None:
-            self._other = self.S.tocsc()
-        return self._other
+        return self._format("csc")
 
     @property
     def background(self) -> np.ndarray:
