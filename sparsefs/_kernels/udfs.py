@@ -422,12 +422,18 @@ class _ImplicitU(LinearOperator):
         super().__init__(np.float64, (X.shape[1], R.shape[1]))
         self.X, self.R = X, R
         self.gram = X.row_gram()  # n x n: X X^T
+        self._t = None
 
     def _matmat(self, Z):
         return self.X.T @ (self.R @ Z)
 
     def _rmatmat(self, K):
         return self.R.T @ (self.X @ K)
+
+    def _transpose(self):  # U.T, built once (the block solver takes it every round)
+        if self._t is None:
+            self._t = super()._transpose()
+        return self._t
 
     def weighted_gram(self, w: np.ndarray) -> np.ndarray:
         r""":math:`U^\top\mathrm{diag}(w)U = R^\top X\mathrm{diag}(w)X^\top R` (r x r)."""
