@@ -430,9 +430,13 @@ class _ImplicitU(LinearOperator):
     def _rmatmat(self, K):
         return self.R.T @ (self.X @ K)
 
-    def _transpose(self):  # U.T, built once (the block solver takes it every round)
+    def _transpose(self):
+        # U.T, built once (the block solver takes it every round), calling _rmatmat directly:
+        # scipy's generic transpose conjugates (copies) both sides of every product
         if self._t is None:
-            self._t = super()._transpose()
+            self._t = LinearOperator(self.shape[::-1], matvec=self._rmatmat,
+                                     matmat=self._rmatmat, rmatvec=self._matmat,
+                                     rmatmat=self._matmat, dtype=np.float64)
         return self._t
 
     def weighted_gram(self, w: np.ndarray) -> np.ndarray:
