@@ -41,6 +41,7 @@ import scipy.sparse.linalg as spla
 
 from sparsefs._kernels import fista as _fista_kernel
 from sparsefs._kernels import threads as _threads
+from sparsefs._kernels.centered import CenteredSparse, center_sparse
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
 from sparsefs._kernels.group_lasso import (  # the shared l2,1 penalty, re-exported
     GroupL21Penalty,
@@ -99,82 +100,6 @@ class PreparedX:
     constant: np.ndarray
 
 
-class CenteredSparse:
-    r"""The design :math:`S - \mathbf{1} m^\top` of a sparse ``S``, never formed.
-
-    Centring a sparse matrix makes it dense; the solvers only need products with it, which
-    stay sparse: :math:`(S - 1m^\top) W = SW - 1(m^\top W)` and
-    :math:`(S - 1m^\top)^\top R = S^\top R - m\,(1^\top R)`. Supports ``X @ W``,
-    ``X.T @ R``, ``X[:, cols]``, ``X * b`` (column scaling), ``shape``, :meth:`row_gram`
-    (the n x n matrix :math:`X\,\mathrm{diag}(b)\,X^\top`) and :meth:`toarray` (used only
-    on column subsets smaller than the number of rows).
-
-    Parameters
-    ----------
-    S : scipy.sparse matrix of shape (n_samples, n_features)
-    m : ndarray of shape (n_features,)
-        What is subtracted from every row.
-    """
-
-    ndim = 2
-
-    def __init__(self, S, m: np.ndarray):
-        self.S = sp.csc_array(S, dtype=np.float64)
-        self.m = np.asarray(m, dtype=np.float64)
-        self.shape = self.S.shape
-
-    def __matmul__(self, W):
-        return self.S @ W - (self.m @ W)
-
-    @property
-    def T(self) -> _CenteredSparseT:
-        """The transpose (products only)."""
-        return _CenteredSparseT(self)
-
-    def __getitem__(self, key):
-        rows, cols = key
-        if not (isinstance(rows, slice) and rows == slice(None)):
-            raise IndexError("CenteredSparse supports column selection X[:, cols] only.")
-        return CenteredSparse(self.S[:, cols], self.m[cols])
-
-    def __mul__(self, b):
-        b = np.asarray(b, dtype=np.float64)
-        return CenteredSparse(self.S @ sp.diags_array(b), self.m * b)
-
-    def row_gram(self, b: np.ndarray | None = None) -> np.ndarray:
-        r""":math:`X\,\mathrm{diag}(b)\,X^\top` (dense n x n; ``b`` = 1 by default)."""
-        b = np.ones(self.shape[1]) if b is None else np.asarray(b, dtype=np.float64)
-        Sb = self.S @ sp.diags_array(b)
-        G = np.asarray((Sb @ self.S.T).toarray())
-        u = Sb @ self.m  # S diag(b) m
-        G -= u[:, None] + u[None, :]
-        G += float(self.m @ (b * self.m))
-        return G
-
-    def col_gram(self) -> tuple[np.ndarray, np.ndarray]:
-        r""":math:`X^\top X` (dense d x d) and :math:`X^\top 1`."""
-        n = self.shape[0]
-        G = np.asarray((self.S.T @ self.S).toarray())
-        colsum = np.asarray(self.S.sum(axis=0)).ravel()
-        G -= np.multiply.outer(colsum, self.m) + np.multiply.outer(self.m, colsum)
-        G += n * np.multiply.outer(self.m, self.m)
-        return G, colsum - n * self.m
-
-    def toarray(self) -> np.ndarray:
-        """The dense matrix (only for small column subsets)."""
-        return self.S.toarray() - self.m
-
-
-class _CenteredSparseT:
-    def __init__(self, X: CenteredSparse):
-        self.X = X
-        self.shape = X.shape[::-1]
-
-    def __matmul__(self, R):
-        R = np.asarray(R)
-        return self.X.S.T @ R - np.multiply.outer(self.X.m, R.sum(axis=0))
-
-
 def prepare_design(X: np.ndarray, *, center: bool, standardize: bool) -> PreparedX:
     r"""Centre and/or scale the columns of X without overflow, never in place.
 
@@ -185,8 +110,9 @@ def prepare_design(X: np.ndarray, *, center: bool, standardize: bool) -> Prepare
     :math:`\lambda_{max}`, so a common factor changes neither the solution's support nor the
     scores' order. Constant columns become exactly zero.
 
-    Sparse X (CSR/CSC) gives the same design as a :class:`CenteredSparse` operator (the
-    scaled sparse matrix and the column means): never densified.
+    Sparse X (CSR/CSC) gives the same design as a
+    :class:`~sparsefs._kernels.centered.CenteredSparse` operator (the scaled sparse matrix and
+    the column means): never densified.
     """
     if sp.issparse(X):
         return _prepare_sparse(X, center=center, standardize=standardize)
@@ -216,37 +142,11 @@ def prepare_design(X: np.ndarray, *, center: bool, standardize: bool) -> Prepare
 
 
 def _prepare_sparse(X, *, center: bool, standardize: bool) -> PreparedX:
-    """:func:`prepare_design` of sparse X: the same arithmetic on the stored values."""
-    S = sp.csc_array(X, dtype=np.float64, copy=True)
-    S.sum_duplicates()
-    n, d = S.shape
-    cols = np.repeat(np.arange(d), np.diff(S.indptr))
-    amax = np.asarray(abs(S).max(axis=0).toarray()).ravel() if n else np.zeros(d)
-    amax = np.where(amax > 0, amax, 1.0)
-    hi = np.asarray(S.max(axis=0).toarray()).ravel() / amax if n else np.zeros(d)
-    lo = np.asarray(S.min(axis=0).toarray()).ravel() / amax if n else np.zeros(d)
-    constant = hi == lo if n else np.ones(d, dtype=bool)
-    if standardize:
-        S.data /= amax[cols]
-        mean = np.asarray(S.sum(axis=0)).ravel() / n
-        sq = np.bincount(cols, weights=S.data * S.data, minlength=d) / n
-        # E[(x - mean)^2] from the moments, clipped at 0 (cancellation on near-constants)
-        std = np.sqrt(np.maximum(sq - mean * mean, 0.0))
-        std = np.where(constant | (std == 0), 1.0, std)
-        S.data /= std[cols]
-        S.data[constant[cols]] = 0.0
-        S.eliminate_zeros()
-        m = np.where(constant, 0.0, mean / std)
-        return PreparedX(CenteredSparse(S, m), mean * amax, std * amax, constant)
-    common = float(amax.max(initial=1.0))
-    S.data /= common
-    offset = np.zeros(d)
-    if center:  # constant columns centre to exactly 0
-        offset = np.asarray(S.sum(axis=0)).ravel() / n
-        S.data[constant[cols]] = 0.0
-        S.eliminate_zeros()
-    m = np.where(constant, 0.0, offset)
-    return PreparedX(CenteredSparse(S, m), offset * common, np.full(d, common), constant)
+    """:func:`prepare_design` of sparse X: the same arithmetic on the stored values (the
+    shared :func:`sparsefs._kernels.centered.center_sparse`, column access)."""
+    Z, offset, scale, constant = center_sparse(X, standardize=standardize, center=center,
+                                               fmt="csc")
+    return PreparedX(Z, offset, scale, constant)
 
 
 def selection_scores(
@@ -355,7 +255,7 @@ def lipschitz_bound(X: np.ndarray, curvature: float, fit_intercept: bool) -> flo
             if n <= d + c:
                 gram = X.row_gram() + float(c)
             else:
-                gram, ones = X.col_gram()
+                gram, ones = X.col_gram(), X.col_sums()
                 if c:
                     gram = np.block([[gram, ones[:, None]], [ones[None, :], np.full((1, 1), n)]])
             top = float(la.eigvalsh(gram, subset_by_index=[gram.shape[0] - 1] * 2)[0])

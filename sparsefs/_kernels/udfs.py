@@ -60,8 +60,8 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+from sparsefs._kernels.centered import CenteredSparse, sparse_col_extrema
 from sparsefs._kernels.columns import power_of_two_scale
-from sparsefs._kernels.l21 import CenteredSparse
 
 __all__ = ["UDFSResult", "udfs", "udfs_local_matrix"]
 
@@ -129,7 +129,7 @@ def udfs_local_matrix(X: np.ndarray, neighbors: np.ndarray, ridge: float) -> sp.
     rows, cols, vals = [], [], []
     sparse = _is_sparse(X)
     if sparse:  # the raw rows: V is orthogonal to 1, so V^T G V ignores the centring
-        R = sp.csr_array(X.S if isinstance(X, CenteredSparse) else X)
+        R = X.csr if isinstance(X, CenteredSparse) else sp.csr_array(X)
         block = max(1, (1 << 16) // (m * m))
     else:
         block = max(1, _BLOCK_ELEMENTS // max(m * X.shape[1], 1))
@@ -187,7 +187,8 @@ def udfs(
     Parameters
     ----------
     X : ndarray, scipy.sparse array or CenteredSparse of shape (n_samples, n_features)
-        Sparse X (or the implicitly centred :class:`~sparsefs._kernels.l21.CenteredSparse`)
+        Sparse X (or the implicitly centred
+        :class:`~sparsefs._kernels.centered.CenteredSparse`)
         is never densified: M comes from sparse products (d <= dense_max), or, in the low-rank
         path, :math:`U = X^\top R` is only applied (never formed) and the n x n row Gram
         gives the capacitance matrices.
@@ -211,8 +212,8 @@ def udfs(
         raise ValueError(f"n_clusters={c} must be in [1, n_features] = [1, {d}].")
     sparse = _is_sparse(X)
     if sparse:
-        if not isinstance(X, CenteredSparse):
-            X = CenteredSparse(X, np.zeros(d))
+        if not isinstance(X, CenteredSparse):  # column access, as prepare_design's
+            X = CenteredSparse(sp.csc_array(X), np.zeros(d))
         s = _centered_scale(X)
         Xs = CenteredSparse(X.S / s, X.m / s)
     else:
@@ -397,8 +398,7 @@ def _centered_scale(X: CenteredSparse) -> float:
     n = X.shape[0]
     if n == 0 or X.shape[1] == 0:
         return 1.0
-    hi = np.asarray(X.S.max(axis=0).toarray()).ravel()
-    lo = np.asarray(X.S.min(axis=0).toarray()).ravel()
+    hi, lo = sparse_col_extrema(X.S)
     amax = np.maximum(np.abs(hi - X.m), np.abs(lo - X.m))
     return power_of_two_scale(amax)
 
@@ -414,20 +414,30 @@ def _sparse_m(Xs: CenteredSparse, Mhat) -> np.ndarray:
     return M
 
 
-class _ImplicitU:
-    r""":math:`U = X^\top R` (d x r) of a :class:`CenteredSparse` X, by its products only."""
+class _ImplicitU(LinearOperator):
+    r""":math:`U = X^\top R` (d x r) of a :class:`CenteredSparse` X, by its products only
+    (``U @ Z = X^T (R Z)``, ``U.T @ K = R^T (X K)``)."""
 
     def __init__(self, X: CenteredSparse, R: np.ndarray):
+        super().__init__(np.float64, (X.shape[1], R.shape[1]))
         self.X, self.R = X, R
-        self.shape = (X.shape[1], R.shape[1])
         self.gram = X.row_gram()  # n x n: X X^T
+        self._t = None
 
-    @property
-    def T(self):
-        return _ImplicitUT(self)
-
-    def __matmul__(self, Z):  # U Z = X^T (R Z)
+    def _matmat(self, Z):
         return self.X.T @ (self.R @ Z)
+
+    def _rmatmat(self, K):
+        return self.R.T @ (self.X @ K)
+
+    def _transpose(self):
+        # U.T, built once (the block solver takes it every round), calling _rmatmat directly:
+        # scipy's generic transpose conjugates (copies) both sides of every product
+        if self._t is None:
+            self._t = LinearOperator(self.shape[::-1], matvec=self._rmatmat,
+                                     matmat=self._rmatmat, rmatvec=self._matmat,
+                                     rmatmat=self._matmat, dtype=np.float64)
+        return self._t
 
     def weighted_gram(self, w: np.ndarray) -> np.ndarray:
         r""":math:`U^\top\mathrm{diag}(w)U = R^\top X\mathrm{diag}(w)X^\top R` (r x r)."""
@@ -435,14 +445,6 @@ class _ImplicitU:
 
     def dense(self) -> np.ndarray:
         return self @ np.eye(self.shape[1])
-
-
-class _ImplicitUT:
-    def __init__(self, U: _ImplicitU):
-        self.U = U
-
-    def __matmul__(self, K):  # U^T K = R^T (X K)
-        return self.U.R.T @ (self.U.X @ K)
 
 
 def _frob2(U) -> float:

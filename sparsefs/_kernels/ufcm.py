@@ -37,6 +37,11 @@ Everything here is pure numpy/scipy. The U-step's candidate labellings are injec
 caller through the ``propose`` callable of :func:`ufcm` (the estimator proposes runs of
 :func:`kmeans`, a seeded numpy Lloyd's k-means sized for the ``n x d'`` projection).
 
+The kernel is three modules: this one (data preparation, the correlation screen, the
+l2,p penalty, the U-step's restart rule and the alternation), :mod:`~sparsefs._kernels.ufcm_wstep`
+(the W-step: operators, shifts, eigensolvers) and :mod:`~sparsefs._kernels.ufcm_kmeans`
+(centroids, k-means cost, Lloyd's k-means); every public name of the two is re-exported here.
+
 References
 ----------
 .. [1] S. Wang, F. Nie, X. Chang, L. Yao, X. Li and Q. Z. Sheng, "Unsupervised feature analysis
@@ -53,8 +58,22 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import linalg
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+from sparsefs._kernels.centered import CenteredSparse, center_sparse, sparse_col_extrema
+from sparsefs._kernels.ufcm_kmeans import cluster_means, kmeans, kmeans_cost
+from sparsefs._kernels.ufcm_wstep import (
+    DENSE_MAX_FEATURES,
+    DENSE_TALL_MAX_FEATURES,
+    certified_shift,
+    hinted_shift,
+    inverse_shift,
+    isometric_coordinates,
+    resolve_solver,
+    w_inverse_operator,
+    w_matrix,
+    w_operator,
+    w_step,
+)
 
 __all__ = [
     "DENSE_MAX_FEATURES",
@@ -85,28 +104,10 @@ __all__ = [
     "w_step",
 ]
 
-#: ``solver="auto"`` uses the dense eigendecomposition up to this many (non-constant) features
-#: and Lanczos on the matrix-free operator above it. Below ~500 features forming the d x d
-#: matrix costs nothing and LAPACK's ``eigh`` is robust for any d'; above, the O(d^3)
-#: decomposition loses to O(n d) matrix-vector products (performance-notes.md §8).
-DENSE_MAX_FEATURES = 500
-#: ... and, for tall data (``n_features <= n_samples``), up to this many: there the low-rank
-#: structure that makes the matrix-free shift-invert cheap is absent, and a dense top-d'
-#: ``eigh`` at d = 2000 takes about 0.3 s (performance-notes.md §8).
-DENSE_TALL_MAX_FEATURES = 2000
-
 # Relative size of the smoothing epsilon of the l2,p weights (specs/ufcm.md B.4).
 _EPS_REL = 1e-8
 # prepare_data rescales X by a power of two when its largest magnitude is outside this range.
 _SAFE_RANGE = (1e-100, 1e100)
-# Smallest Lanczos basis on A itself: more vectors than ARPACK's default 20 cut the products by
-# a third to a half when the d'-th eigenvalue sits in the cluster of -beta*d_ii values.
-_NCV_MIN = 40
-# Smallest Lanczos basis on the shift-inverted operator: its wanted eigenvalues are well
-# separated, and a warm-started W-step converges within 2 d' + 1 vectors; the basis is the
-# least number of products ARPACK makes (a basis of 20: 21 products per W-step at d = 10^4;
-# 10: 15, issue #33).
-_NCV_INVERTED_MIN = 10
 #: Relative accuracy of the Ritz values of the W-steps inside :func:`ufcm` (ARPACK's ``tol``;
 #: 0 is machine precision). The objective depends on the subspace only to second order in the
 #: residual, so 1e-8 leaves it unchanged to ~1e-12 relative (measured: the same objective to 10
@@ -121,178 +122,25 @@ _V0_NOISE = 1e-2
 # --------------------------------------------------------------------------------------------
 
 
-class CenteredSparse:
-    r"""Centred sparse data :math:`X_c = X_s - \mathbf 1 m^\top`, never formed (#18).
-
-    ``Xs`` is the (scaled) sparse data, ``m`` its column means. Every product the fit needs is
-    a sparse product plus a rank-one correction: :math:`X_c V = X_s V - \mathbf 1 (m^\top V)`,
-    :math:`X_c^\top Z = X_s^\top Z - m (\mathbf 1^\top Z)`; the ``n x n`` and ``d x d`` Grams
-    are formed from the sparse ones the same way; k-means reads rows and cluster sums. The
-    kernel functions accept it wherever they take ``Xc``. Memory: ``O(nnz + n + d)``.
-
-    Parameters
-    ----------
-    Xs : scipy sparse array of shape (n_samples, n_features)
-        Converted to a canonical float64 CSR array.
-    mean : ndarray of shape (n_features,)
-        The column means of ``Xs``.
-    """
-
-    ndim = 2
-    dtype = np.dtype(np.float64)
-
-    def __init__(self, Xs, mean: np.ndarray):
-        X = sp.csr_array(Xs, dtype=np.float64)
-        X.sum_duplicates()
-        self.X = X
-        self.mean = np.asarray(mean, dtype=np.float64)
-        self.shape = X.shape
-
-    @property
-    def T(self) -> _TransposedCentered:
-        return _TransposedCentered(self)
-
-    def __matmul__(self, V) -> np.ndarray:
-        V = np.asarray(V, dtype=np.float64)
-        out = np.asarray(self.X @ V, dtype=np.float64)
-        out -= self.mean @ V  # a scalar (V a vector) or one row (V a matrix), broadcast
-        return out
-
-    def rmatmul(self, Z) -> np.ndarray:
-        r""":math:`X_c^\top Z`."""
-        Z = np.asarray(Z, dtype=np.float64)
-        out = np.asarray(self.X.T @ Z, dtype=np.float64)
-        if Z.ndim == 1:
-            out -= self.mean * Z.sum()
-        else:
-            out -= np.outer(self.mean, Z.sum(axis=0))
-        return out
-
-    def __getitem__(self, key) -> CenteredSparse:
-        """Only ``Xc[:, columns]`` (a column subset, still implicit)."""
-        if not (isinstance(key, tuple) and len(key) == 2 and key[0] == slice(None)):
-            raise TypeError("CenteredSparse supports only Xc[:, columns].")
-        cols = key[1]
-        return CenteredSparse(self.X[:, cols], self.mean[cols])
-
-    def row_gram(self, weights: np.ndarray | None = None) -> np.ndarray:
-        r""":math:`X_c \operatorname{diag}(w) X_c^\top` (``n x n``, dense)."""
-        m = self.mean
-        Xw = self.X if weights is None else sp.csr_array(self.X * np.asarray(weights)[None, :])
-        mw = m if weights is None else m * weights
-        G = (Xw @ self.X.T).toarray()
-        a = self.X @ mw
-        G -= a[:, None]
-        G -= a[None, :]
-        G += float(np.dot(m, mw))
-        return G
-
-    def col_gram(self) -> np.ndarray:
-        r""":math:`X_c^\top X_c = X_s^\top X_s - n\,m m^\top` (``d x d``, dense)."""
-        G = (self.X.T @ self.X).toarray()
-        G -= self.shape[0] * np.outer(self.mean, self.mean)
-        return G
-
-    def col_sq_sums(self) -> np.ndarray:
-        """The centred sums of squares of the columns, over the stored values and the zeros."""
-        return _centered_col_sq_sums(self.X, self.mean)
-
-    def row_sq_norms(self) -> np.ndarray:
-        r""":math:`\|x_i - m\|^2`, from the stored values of each row and :math:`\|m\|^2`."""
-        X, m = self.X, self.mean
-        rows = np.repeat(np.arange(self.shape[0]), np.diff(X.indptr))
-        mj = m[X.indices]
-        terms = (X.data - mj) ** 2 - mj * mj
-        return np.bincount(rows, weights=terms, minlength=self.shape[0]) + float(np.dot(m, m))
-
-    def rows(self, idx) -> np.ndarray:
-        """Dense copies of the rows ``idx`` (an int or an int array), centred."""
-        idx = np.asarray(idx)
-        block = self.X[np.atleast_1d(idx)].toarray() - self.mean
-        return block[0] if idx.ndim == 0 else block
-
-    def group_sums(self, labels: np.ndarray, n_groups: int) -> np.ndarray:
-        """Sums of the centred rows by label (``n_groups x d``, dense)."""
-        labels = np.asarray(labels)
-        n = self.shape[0]
-        ind = sp.csr_array((np.ones(n), (labels, np.arange(n))), shape=(n_groups, n))
-        sums = (ind @ self.X).toarray()
-        sums -= np.bincount(labels, minlength=n_groups)[:, None] * self.mean
-        return sums
-
-    def kmeans_cost(self, labels: np.ndarray, means: np.ndarray) -> float:
-        r""":math:`\sum_i \|x_i - g_{l_i}\|^2`, summed row by row (label-permutation exact)."""
-        labels = np.asarray(labels)
-        n = self.shape[0]
-        cross = (self @ means.T)[np.arange(n), labels]
-        gsq = (means * means).sum(axis=1)[labels]
-        resid = np.maximum(self.row_sq_norms() - 2.0 * cross + gsq, 0.0)
-        return float(resid.sum())
-
-
-class _TransposedCentered:
-    """``Xc.T`` of a :class:`CenteredSparse`: only ``Xc.T @ Z``."""
-
-    ndim = 2
-    dtype = np.dtype(np.float64)
-
-    def __init__(self, base: CenteredSparse):
-        self.base = base
-        self.shape = base.shape[::-1]
-
-    def __matmul__(self, Z) -> np.ndarray:
-        return self.base.rmatmul(Z)
-
-
-def _centered_col_sq_sums(X, mean: np.ndarray) -> np.ndarray:
-    r"""Per column of the CSR ``X``: :math:`\sum_i (x_{ij} - m_j)^2` with the implicit zeros."""
-    n, d = X.shape
-    cols = X.indices
-    nnz = np.bincount(cols, minlength=d)
-    stored = np.bincount(cols, weights=(X.data - mean[cols]) ** 2, minlength=d)
-    return stored + (n - nnz) * mean * mean
-
-
-def _col_extrema(X) -> tuple[np.ndarray, np.ndarray]:
-    """Column maxima and minima of the sparse ``X`` (the implicit zeros included)."""
-    out = []
-    for r in (X.max(axis=0), X.min(axis=0)):
-        r = r.toarray() if sp.issparse(r) else np.asarray(r)
-        out.append(np.asarray(r, dtype=np.float64).ravel())
-    return out[0], out[1]
-
-
 def _prepare_sparse(X, standardize: bool) -> tuple[CenteredSparse, int, np.ndarray]:
-    """:func:`prepare_data` for sparse X: the same scaling, centring kept implicit."""
-    X = sp.csr_array(X, dtype=np.float64, copy=True)
-    X.sum_duplicates()
+    """:func:`prepare_data` for sparse X: the same scaling, centring kept implicit (the
+    shared :func:`sparsefs._kernels.centered.center_sparse`, row access)."""
+    X = sp.csr_array(X, dtype=np.float64)
+    if not X.has_canonical_format:  # (a copy: the caller's X is not modified)
+        X = X.copy()
+        X.sum_duplicates()
     n, d = X.shape
     if n == 0:
         return CenteredSparse(X, np.zeros(d)), 0, np.zeros(d, dtype=bool)
-    cmax, cmin = _col_extrema(X)
-    varying = cmax != cmin
-    cols = X.indices
-    if standardize:
-        colmax = np.maximum(np.abs(cmax), np.abs(cmin))
-        X.data /= np.where(colmax > 0, colmax, 1.0)[cols]
-        mean = np.bincount(cols, weights=X.data, minlength=d) / n
-        std = np.sqrt(_centered_col_sq_sums(X, mean) / n)
-        div = np.where(varying & (std > 0), std, 1.0)
-        X.data /= div[cols]
-        mean = mean / div
-        X.data *= varying[cols]
-        mean[~varying] = 0.0
-        X.eliminate_zeros()
-        return CenteredSparse(X, mean), 0, varying
-    amax = float(max(np.abs(cmax).max(initial=0.0), np.abs(cmin).max(initial=0.0)))
     exponent = 0
-    if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
-        exponent = int(np.frexp(amax)[1])
-        X.data = np.ldexp(X.data, -exponent)
-    X.data *= varying[cols]
-    X.eliminate_zeros()
-    mean = np.bincount(X.indices, weights=X.data, minlength=d) / n
-    return CenteredSparse(X, mean), exponent, varying
+    if not standardize:
+        cmax, cmin = sparse_col_extrema(X)
+        amax = float(max(np.abs(cmax).max(initial=0.0), np.abs(cmin).max(initial=0.0)))
+        if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
+            exponent = int(np.frexp(amax)[1])
+    Xc, _, _, constant = center_sparse(X, standardize=standardize, exponent=exponent,
+                                       fmt="csr")
+    return Xc, exponent, ~constant
 
 
 def prepare_data(
@@ -351,22 +199,6 @@ def prepare_data(
     return Xc, exponent, varying
 
 
-def isometric_coordinates(Xc: np.ndarray) -> np.ndarray:
-    r"""Coordinates of the samples in their own span: the same pairwise distances, n columns.
-
-    For ``n_features > n_samples``: :math:`R = V\Lambda^{1/2}` from the eigendecomposition
-    :math:`XX^\top = V \Lambda V^\top`, so :math:`RR^\top = XX^\top` - the rows of ``R``
-    (``n x n``) have the inner products, hence the distances, of the rows of ``Xc``: k-means on
-    them is k-means on ``Xc`` at ``n/d`` of the cost, and :func:`inverse_shift` reuses ``R``.
-    Otherwise ``Xc`` itself is returned.
-    """
-    n_samples, n_features = Xc.shape
-    if n_features <= n_samples:
-        return Xc
-    gram = Xc.row_gram() if isinstance(Xc, CenteredSparse) else Xc @ Xc.T
-    vals, vecs = linalg.eigh(gram, check_finite=False)
-    return vecs * np.sqrt(np.clip(vals, 0.0, None))
-
 
 # correlation_screen works on column blocks of about this many float64 entries (32 MB)
 _SCREEN_BLOCK_ENTRIES = 1 << 22
@@ -393,7 +225,7 @@ def _column_blocks(Xc, width: int, csc=None):
         if csc is None:
             yield cols, Xc[:, cols]
         else:
-            yield cols, csc[:, cols].toarray() - Xc.mean[cols]
+            yield cols, csc[:, cols].toarray() - Xc.m[cols]
 
 
 def _screen(Xc, csc=None) -> tuple[np.ndarray, np.ndarray]:
@@ -406,7 +238,7 @@ def _screen(Xc, csc=None) -> tuple[np.ndarray, np.ndarray]:
     if d == 0 or n == 0:
         return scores, sq
     if isinstance(Xc, CenteredSparse) and csc is None:
-        csc = Xc.X.tocsc()
+        csc = Xc.csc
     width = max(1, min(d, _SCREEN_BLOCK_ENTRIES // max(n, d)))
     if n < d:
         if csc is not None:
@@ -471,14 +303,14 @@ def screened_columns(Xc, n_clusters: int) -> np.ndarray:
     ndarray of shape (n_samples, m)
     """
     d = Xc.shape[1]
-    csc = Xc.X.tocsc() if isinstance(Xc, CenteredSparse) else None  # column access, once
+    csc = Xc.csc if isinstance(Xc, CenteredSparse) else None  # column access, once
     scores, sq = _screen(Xc, csc)
     med = float(np.median(scores))
     spread = 1.4826 * float(np.median(np.abs(scores - med)))
     m = int(np.count_nonzero(scores > med + SCREEN_Z * spread))
     m = min(max(m, 2 * n_clusters), SCREEN_MAX_COLUMNS, d)
     top = np.argsort(-scores, kind="stable")[:m]
-    block = Xc[:, top] if csc is None else csc[:, top].toarray() - Xc.mean[top]
+    block = Xc[:, top] if csc is None else csc[:, top].toarray() - Xc.m[top]
     norms = np.sqrt(sq[top])
     return block / np.where(norms > 0.0, norms, 1.0)
 
@@ -500,157 +332,6 @@ def data_scale(Xc: np.ndarray) -> float:
     if Xc.shape[1] == 0 or not total > 0.0:
         return 1.0
     return total / Xc.shape[1]
-
-
-def cluster_means(
-    Y: np.ndarray, labels: np.ndarray, n_clusters: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""Closed-form centroids: the cluster means of the projected data (eq. 10).
-
-    :math:`G = W^\top X U (U^\top U)^{-1}` in the paper's orientation; here, with
-    :math:`Y = XW` of shape ``(n, d')``, row ``k`` of the result is the mean of the rows of
-    ``Y`` labelled ``k``.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (n_samples, n_dims)
-    labels : ndarray of int, shape (n_samples,)
-        Cluster index of each sample, ``0 <= label``.
-    n_clusters : int, optional
-        Number of centroid rows (default ``labels.max() + 1``).
-
-    Returns
-    -------
-    means : ndarray of shape (n_clusters, n_dims)
-        Rows of empty clusters are zero (an empty cluster is a column of zeros in U; it is
-        dropped rather than inverted).
-    counts : ndarray of shape (n_clusters,)
-    """
-    labels = np.asarray(labels)
-    k = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
-    counts = np.bincount(labels, minlength=k).astype(np.float64)
-    if isinstance(Y, CenteredSparse):
-        sums = Y.group_sums(labels, k)
-    else:
-        sums = np.zeros((k, Y.shape[1]))
-        np.add.at(sums, labels, Y)
-    means = np.divide(sums, counts[:, None], out=np.zeros_like(sums), where=counts[:, None] > 0)
-    return means, counts
-
-
-def kmeans_cost(Y: np.ndarray, labels: np.ndarray) -> float:
-    r"""The k-means cost :math:`\|Y - U G\|_F^2` with the optimal centroids (eqs. 4, 11).
-
-    Equals :math:`\operatorname{Tr}(W^\top X^\top L_U X W)` for :math:`Y = XW`.
-    """
-    means, _ = cluster_means(Y, labels)
-    if isinstance(Y, CenteredSparse):
-        return Y.kmeans_cost(labels, means)
-    resid = Y - means[labels]
-    return float(np.einsum("ij,ij->", resid, resid))
-
-
-def _sq_distances(Y: np.ndarray, sq_norms: np.ndarray, centers: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances of the rows of ``Y`` to ``centers`` (clipped at 0)."""
-    D = sq_norms[:, None] - 2.0 * (Y @ centers.T) + np.einsum("ij,ij->i", centers, centers)
-    return np.maximum(D, 0.0, out=D)
-
-
-def _kmeans_plus_plus(
-    Y: np.ndarray, sq_norms: np.ndarray, n_clusters: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Greedy k-means++ seeding (Arthur & Vassilvitskii, 2007): ``2 + log k`` trials a centre."""
-    n = Y.shape[0]
-    trials = 2 + int(np.log(n_clusters))
-    centers = np.empty((n_clusters, Y.shape[1]))
-    rows = Y.rows if isinstance(Y, CenteredSparse) else Y.__getitem__
-    centers[0] = rows(rng.integers(n))
-    closest = _sq_distances(Y, sq_norms, centers[:1])[:, 0]
-    for k in range(1, n_clusters):
-        total = closest.sum()
-        if total > 0.0:
-            cum = np.cumsum(closest)
-            picks = np.searchsorted(cum, rng.random(trials) * cum[-1], side="right")
-            picks = np.minimum(picks, n - 1)
-        else:  # every point sits on a centre already
-            picks = rng.integers(n, size=trials)
-        cand = np.minimum(closest[None, :], _sq_distances(Y, sq_norms, rows(picks)).T)
-        best = int(np.argmin(cand.sum(axis=1)))
-        centers[k] = rows(picks[best])
-        closest = cand[best]
-    return centers
-
-
-def kmeans(
-    Y: np.ndarray,
-    n_clusters: int,
-    rng: np.random.Generator,
-    *,
-    init: np.ndarray | None = None,
-    n_init: int = 1,
-    max_iter: int = 300,
-) -> np.ndarray:
-    r"""Lloyd's k-means (eq. 9 alternated with eq. 10), best of ``n_init`` seeded starts.
-
-    Each start is the greedy k-means++ seeding (or ``init``, the warm start of the U-step's
-    refinement), then Lloyd's iterations - assign every row to its nearest centre, move every
-    centre to its cluster's mean - until the labels stop changing (or ``max_iter``). An empty
-    cluster is re-seeded at the point farthest from its centre, so every cluster keeps a point
-    when the data have at least ``n_clusters`` distinct rows. Returns the labels of the start
-    with the lowest cost :math:`\|Y - UG\|_F^2` (the first on ties).
-
-    Pure numpy, :math:`O(n\,c\,d')` per iteration: the U-step runs it ``r + 1`` times per outer
-    iteration on the ``n x d'`` projection, where a general-purpose k-means's fixed overhead
-    (threads, validation) would dominate the fit.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (n_samples, n_dims)
-    n_clusters : int
-        At most ``n_samples``.
-    rng : numpy.random.Generator
-        Draws the seedings.
-    init : ndarray of shape (n_clusters, n_dims), optional
-        Initial centres (then ``n_init`` is 1).
-    n_init : int, default=1
-    max_iter : int, default=300
-
-    Returns
-    -------
-    ndarray of int, shape (n_samples,)
-    """
-    if isinstance(Y, CenteredSparse):
-        sq_norms = Y.row_sq_norms()
-    else:
-        Y = np.asarray(Y, dtype=np.float64)
-        sq_norms = np.einsum("ij,ij->i", Y, Y)
-    n = Y.shape[0]
-    if not 1 <= n_clusters <= n:
-        raise ValueError(f"n_clusters={n_clusters} must be between 1 and n_samples={n}.")
-    best_labels, best_cost = None, np.inf
-    for _ in range(1 if init is not None else max(1, n_init)):
-        if init is not None:
-            centers = np.array(init, dtype=np.float64, copy=True)
-        else:
-            centers = _kmeans_plus_plus(Y, sq_norms, n_clusters, rng)
-        labels = np.full(n, -1, dtype=np.intp)
-        for _ in range(max_iter):
-            D = _sq_distances(Y, sq_norms, centers)
-            new = np.argmin(D, axis=1)
-            counts = np.bincount(new, minlength=n_clusters)
-            for k in np.flatnonzero(counts == 0):  # re-seed empty clusters
-                far = int(np.argmax(D[np.arange(n), new]))
-                new[far] = k
-                D[far] = 0.0
-                counts = np.bincount(new, minlength=n_clusters)
-            if np.array_equal(new, labels):
-                break
-            labels = new
-            centers, _ = cluster_means(Y, labels, n_clusters)
-        cost = kmeans_cost(Y, labels)
-        if cost < best_cost:
-            best_labels, best_cost = labels, cost
-    return best_labels
 
 
 # --------------------------------------------------------------------------------------------
@@ -724,393 +405,6 @@ def objective(
     km = kmeans_cost(Y, labels) if alpha else 0.0
     pen = l2p_penalty(W, p, eps) if beta else 0.0
     return total - alpha * km - beta * pen
-
-
-# --------------------------------------------------------------------------------------------
-# The W-step
-# --------------------------------------------------------------------------------------------
-
-
-def _averaging(labels: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """``Z -> P_U Z``: replace every row by the mean of its cluster (O(n k))."""
-    labels = np.asarray(labels)
-    k = int(labels.max()) + 1
-    counts = np.bincount(labels, minlength=k).astype(np.float64)
-    inv = np.divide(1.0, counts, out=np.zeros_like(counts), where=counts > 0)
-
-    def apply(Z: np.ndarray) -> np.ndarray:
-        if Z.ndim == 1:
-            return (np.bincount(labels, weights=Z, minlength=k) * inv)[labels]
-        sums = np.zeros((k, Z.shape[1]))
-        np.add.at(sums, labels, Z)
-        return (sums * inv[:, None])[labels]
-
-    return apply
-
-
-def w_operator(
-    Xc: np.ndarray, labels: np.ndarray, alpha: float, beta_d: np.ndarray
-) -> LinearOperator:
-    r"""The W-step matrix as a matrix-free symmetric operator (eq. 13).
-
-    :math:`A = X^\top((1-\alpha)I + \alpha P_U)X - \operatorname{diag}(\beta d)`.
-
-    Each product costs two passes over ``Xc`` (:math:`O(nd)` flops, :math:`O(n + d)` extra
-    memory); the ``d x d`` matrix is never formed.
-
-    Parameters
-    ----------
-    Xc : ndarray of shape (n_samples, n_features)
-        Centred data.
-    labels : ndarray of int, shape (n_samples,)
-    alpha : float
-    beta_d : ndarray of shape (n_features,)
-        :math:`\beta\,d_{ii}`, the penalty weight times the re-weighting diagonal.
-
-    Returns
-    -------
-    scipy.sparse.linalg.LinearOperator of shape (n_features, n_features)
-    """
-    n_features = Xc.shape[1]
-    average = _averaging(labels)
-    beta_d = np.asarray(beta_d, dtype=np.float64)
-
-    def matmat(V: np.ndarray) -> np.ndarray:
-        V = np.asarray(V, dtype=np.float64)
-        Z = Xc @ V
-        BZ = (1.0 - alpha) * Z + alpha * average(Z) if alpha else Z
-        out = Xc.T @ BZ
-        return out - (beta_d[:, None] * V if V.ndim == 2 else beta_d * V)
-
-    return LinearOperator(
-        (n_features, n_features), matvec=matmat, matmat=matmat, rmatvec=matmat,
-        dtype=np.float64,
-    )
-
-
-def _apply_b(labels: np.ndarray, alpha: float) -> Callable[[np.ndarray], np.ndarray]:
-    """``Z -> B Z = (1 - alpha) Z + alpha P_U Z`` (n-dimensional, O(n k))."""
-    average = _averaging(labels)
-
-    def apply(Z: np.ndarray) -> np.ndarray:
-        return (1.0 - alpha) * Z + alpha * average(Z) if alpha else Z
-
-    return apply
-
-
-def inverse_shift(
-    Xc: np.ndarray,
-    labels: np.ndarray,
-    alpha: float,
-    beta_d: np.ndarray,
-    factor: np.ndarray | None = None,
-) -> float:
-    r"""A shift :math:`\sigma` above the largest eigenvalue of :math:`A` (Weyl's inequality).
-
-    :math:`\lambda_{\max}(A) \le \lambda_{\max}(X^\top B X) - \beta \min_i d_{ii}`, and the
-    nonzero eigenvalues of :math:`X^\top B X` are those of the ``n x n`` matrix
-    :math:`R^\top B R` with :math:`XX^\top = RR^\top`; :math:`\sigma` adds 10% of the larger
-    magnitude as a margin (it keeps :math:`\sigma I - A` well conditioned without pushing
-    :math:`\sigma` so far away that the wanted eigenvalues bunch up after the inversion).
-    ``factor``: the ``R`` of :func:`isometric_coordinates` (constant over the iterations),
-    computed here when not given.
-    """
-    R = isometric_coordinates(Xc) if factor is None else factor
-    T = R.T @ _apply_b(labels, alpha)(R)
-    top = float(linalg.eigvalsh(0.5 * (T + T.T), check_finite=False)[-1])
-    bound = top - float(np.min(beta_d))
-    margin = 0.1 * max(abs(top), abs(bound))
-    return bound + (margin if margin > 0 else 1.0)
-
-
-# A shift from the previous W-step's eigenvalues lies this share of their spread (or of the top
-# eigenvalue's magnitude, if larger) above the top one; it must pass certified_shift.
-_HINT_MARGIN = 0.2
-# certified_shift accepts sigma when the n x n test matrix's top eigenvalue is below 1 - this
-_CERTIFY_SLACK = 1e-6
-
-
-def _shifted_gram(Xc, beta_d: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
-    r"""``inv = 1 / (beta d + sigma)`` and :math:`M = X \operatorname{diag}(inv) X^\top`."""
-    inv = 1.0 / (np.asarray(beta_d, dtype=np.float64) + sigma)
-    if not np.all(inv > 0) or not np.all(np.isfinite(inv)):
-        raise ValueError(f"sigma={sigma!r} must exceed -beta*d_ii for every feature.")
-    M = Xc.row_gram(inv) if isinstance(Xc, CenteredSparse) else (Xc * inv) @ Xc.T
-    return inv, M
-
-
-def certified_shift(
-    Xc, labels: np.ndarray, alpha: float, beta_d: np.ndarray, sigma: float
-) -> np.ndarray | None:
-    r"""Whether :math:`\sigma > \lambda_{\max}(A)`, decided in ``n`` dimensions; its ``M`` if so.
-
-    With :math:`\Lambda = \operatorname{diag}(\beta d) + \sigma I \succ 0` and a factor
-    :math:`C` with :math:`B \preceq CC^\top` (:math:`C = P_U + \sqrt{1-\alpha}\,L_U`, so
-    :math:`CC^\top = B`, for :math:`\alpha \le 1`; :math:`C = P_U \succeq B` for
-    :math:`\alpha > 1`), :math:`A - \sigma I \preceq X^\top CC^\top X - \Lambda
-    = \Lambda^{1/2}(GG^\top - I)\Lambda^{1/2}` with :math:`G = \Lambda^{-1/2}X^\top C`.
-    By Sylvester's law of inertia the right-hand side is negative definite iff every
-    eigenvalue of :math:`G^\top G = C^\top M C` (``n x n``, :math:`M = X\Lambda^{-1}X^\top`)
-    is below 1. Exact for :math:`\alpha \le 1`, sufficient otherwise; accepted with a
-    relative slack of ``1e-6``. Returns :math:`M` (reused by :func:`w_inverse_operator`) when
-    the test passes, ``None`` when it fails or :math:`\Lambda` is not positive.
-    """
-    if not np.all(np.asarray(beta_d) + sigma > 0):
-        return None
-    _, M = _shifted_gram(Xc, beta_d, sigma)
-    average = _averaging(labels)
-    within = np.sqrt(max(1.0 - alpha, 0.0))
-
-    def apply_c(Z: np.ndarray) -> np.ndarray:
-        mean = average(Z)
-        return mean + within * (Z - mean) if within else mean
-
-    T = apply_c(apply_c(M).T)
-    top = float(linalg.eigvalsh(0.5 * (T + T.T), check_finite=False)[-1])
-    return M if top < 1.0 - _CERTIFY_SLACK else None
-
-
-def hinted_shift(eigenvalues: np.ndarray) -> float:
-    r"""A shift just above the previous W-step's eigenvalues (to be certified).
-
-    :math:`\lambda_1 + 0.2\max(\lambda_1 - \lambda_{d'}, |\lambda_1|)`. Lanczos on
-    :math:`(\sigma I - A)^{-1}` separates the wanted eigenvalues by the ratios
-    :math:`(\sigma - \lambda_{d'+1}) / (\sigma - \lambda_{d'})`, which the Weyl bound of
-    :func:`inverse_shift` - far above the spectrum once the penalty has removed most features -
-    pushes towards 1 (about 100 products per W-step at 200 x 10^4 against about 20 here).
-    """
-    vals = np.asarray(eigenvalues, dtype=np.float64)
-    top = float(vals.max())
-    return top + _HINT_MARGIN * max(top - float(vals.min()), abs(top))
-
-
-def w_inverse_operator(
-    Xc: np.ndarray,
-    labels: np.ndarray,
-    alpha: float,
-    beta_d: np.ndarray,
-    sigma: float,
-    gram: np.ndarray | None = None,
-) -> LinearOperator:
-    r"""The shift-inverted W-step matrix :math:`(\sigma I - A)^{-1}`, matrix-free (wide data).
-
-    With :math:`\Lambda = \operatorname{diag}(\beta d) + \sigma I` (positive) and
-    :math:`M = X\Lambda^{-1}X^\top` (``n x n``), Woodbury's identity gives
-
-    .. math::
-
-        (\sigma I - A)^{-1} = (\Lambda - X^\top B X)^{-1}
-        = \Lambda^{-1} + \Lambda^{-1} X^\top B\,(I - M B)^{-1} X \Lambda^{-1},
-
-    valid for a singular :math:`B` too (:math:`\alpha = 1`). Setup: one ``n x n x d`` product
-    and an ``n x n`` LU factorisation; each product then costs :math:`O(nd + n^2)`. For
-    :math:`\sigma > \lambda_{\max}(A)` the operator is positive definite and its largest
-    eigenvalues :math:`1/(\sigma - \lambda)` belong to the largest :math:`\lambda`: the
-    eigenvalues :math:`-\beta d_{ii}` of rows driven to zero, which spread the spectrum of
-    :math:`A` over many orders of magnitude and stall plain Lanczos, are mapped next to 0.
-
-    Parameters
-    ----------
-    Xc : ndarray of shape (n_samples, n_features)
-    labels : ndarray of int, shape (n_samples,)
-    alpha : float
-    beta_d : ndarray of shape (n_features,)
-    sigma : float
-        Above the largest eigenvalue of :math:`A` (see :func:`inverse_shift` and
-        :func:`certified_shift`).
-    gram : ndarray of shape (n_samples, n_samples), optional
-        :math:`M` for this ``sigma`` if the caller has it (:func:`certified_shift`).
-
-    Returns
-    -------
-    scipy.sparse.linalg.LinearOperator of shape (n_features, n_features)
-    """
-    n_samples, n_features = Xc.shape
-    inv, M = _shifted_gram(Xc, beta_d, sigma) if gram is None else (
-        1.0 / (np.asarray(beta_d, dtype=np.float64) + sigma), gram)
-    apply_b = _apply_b(labels, alpha)
-    lu = linalg.lu_factor(np.eye(n_samples) - apply_b(M).T, check_finite=False)
-
-    def matmat(V: np.ndarray) -> np.ndarray:
-        V = np.asarray(V, dtype=np.float64)
-        scale = inv[:, None] if V.ndim == 2 else inv
-        U = scale * V
-        T = linalg.lu_solve(lu, Xc @ U, check_finite=False)
-        return U + scale * (Xc.T @ apply_b(T))
-
-    return LinearOperator(
-        (n_features, n_features), matvec=matmat, matmat=matmat, rmatvec=matmat,
-        dtype=np.float64,
-    )
-
-
-def w_matrix(Xc: np.ndarray, labels: np.ndarray, alpha: float, beta_d: np.ndarray) -> np.ndarray:
-    r"""The W-step matrix, formed densely (eq. 13; the dense path and tests only).
-
-    :math:`A = (1-\alpha)S_t + \alpha S_b^{(U)} - \operatorname{diag}(\beta d)`, in
-    :math:`O(nd^2)` time and :math:`d^2` memory.
-
-    :math:`S_b^{(U)} = X^\top P_U X = \sum_k n_k m_k m_k^\top` with the cluster means
-    :math:`m_k` of the centred data. Exactly symmetric.
-    """
-    A = Xc.col_gram() if isinstance(Xc, CenteredSparse) else Xc.T @ Xc
-    if alpha:
-        A *= 1.0 - alpha
-        means, counts = cluster_means(Xc, labels)
-        Mw = means * np.sqrt(counts)[:, None]
-        A += alpha * (Mw.T @ Mw)
-    A = 0.5 * (A + A.T)
-    A[np.diag_indices_from(A)] -= np.asarray(beta_d, dtype=np.float64)
-    return A
-
-
-def resolve_solver(solver: str, n_samples: int, n_features: int, n_components: int) -> str:
-    """``"dense"`` or ``"arpack"`` for a W-step of this size.
-
-    ``"auto"``: dense up to :data:`DENSE_MAX_FEATURES` features, and also for tall data with at
-    most :data:`DENSE_TALL_MAX_FEATURES` features (``n_features <= n_samples``: forming A costs
-    no more than one pass of products, and the Woodbury shift-invert of :func:`w_step` only pays
-    for wide data); Lanczos otherwise. ARPACK needs ``n_components < n_features - 1``; when that
-    fails the dense path is used whatever was asked.
-    """
-    if solver not in ("auto", "arpack", "dense"):
-        raise ValueError(f"solver={solver!r} is not one of 'auto', 'arpack', 'dense'.")
-    if n_components >= n_features - 1:
-        return "dense"
-    if solver == "auto":
-        small = n_features <= DENSE_MAX_FEATURES
-        tall = n_features <= min(n_samples, DENSE_TALL_MAX_FEATURES)
-        return "dense" if small or tall else "arpack"
-    return solver
-
-
-def _top_eigh(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` largest eigenpairs of the symmetric ``A`` by LAPACK.
-
-    The subset driver (``dsyevr``) can return fewer pairs than asked when the k-th eigenvalue
-    lies in a large degenerate cluster - measured at the first W-step (D = I, so
-    :math:`A = X^\top BX - \beta I` has ``d - rank`` equal eigenvalues :math:`-\beta`) with
-    d' above the rank; then the full decomposition is used.
-    """
-    d = A.shape[0]
-    vals, vecs = linalg.eigh(A, subset_by_index=[d - k, d - 1], check_finite=False)
-    if vecs.shape[1] != k:
-        vals, vecs = linalg.eigh(A, check_finite=False, driver="evd")
-        vals, vecs = vals[d - k:], vecs[:, d - k:]
-    return vals, vecs
-
-
-def _orient(vals: np.ndarray, vecs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Columns by decreasing eigenvalue, each signed so its largest-magnitude entry is positive."""
-    order = np.argsort(vals)[::-1]
-    vals, vecs = vals[order], vecs[:, order]
-    pivot = vecs[np.argmax(np.abs(vecs), axis=0), np.arange(vecs.shape[1])]
-    vecs = vecs * np.where(pivot < 0, -1.0, 1.0)
-    return vals, vecs
-
-
-def w_step(
-    Xc: np.ndarray,
-    labels: np.ndarray,
-    alpha: float,
-    beta_d: np.ndarray,
-    n_components: int,
-    *,
-    solver: str = "auto",
-    v0: np.ndarray | None = None,
-    tol: float = 0.0,
-    shift_invert: bool | None = None,
-    factor: np.ndarray | None = None,
-    shift_hint: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""Solve :math:`\max_{W^\top W = I} \operatorname{Tr}(W^\top A W)` (eqs. 12-13).
-
-    By Ky Fan's theorem the maximiser is spanned by the eigenvectors of the ``n_components``
-    largest algebraic eigenvalues of the symmetric :math:`A` (see :func:`w_operator`).
-
-    Parameters
-    ----------
-    Xc : ndarray of shape (n_samples, n_features)
-        Centred data.
-    labels : ndarray of int, shape (n_samples,)
-    alpha : float
-    beta_d : ndarray of shape (n_features,)
-        :math:`\beta\,d_{ii}`.
-    n_components : int
-        :math:`d'`, at most ``n_features``.
-    solver : {"auto", "arpack", "dense"}, default="auto"
-        ``"arpack"``: implicitly restarted Lanczos (``eigsh(which="LA")``) on the matrix-free
-        operator; ``"dense"``: LAPACK ``eigh`` on the formed matrix (test reference, small d).
-        See :func:`resolve_solver`.
-    v0 : ndarray of shape (n_features,), optional
-        Lanczos start vector (the warm start). Pass one: without it ARPACK draws its own, from
-        a generator that is not under the caller's control.
-    tol : float, default=0.0
-        ARPACK's relative accuracy of the Ritz values (0 = machine precision).
-    shift_invert : bool or None, default=None
-        Lanczos on :math:`(\sigma I - A)^{-1}` (:func:`w_inverse_operator`) rather than on
-        :math:`A` (:func:`w_operator`); ``None``: when ``n_samples < n_features``, where the
-        Woodbury form is cheap. Both are matrix-free; only the ``"arpack"`` path uses it. If
-        ARPACK does not converge on :math:`A` the inverted operator is tried, and if that
-        fails too, LAPACK's ``eigh`` on the formed matrix (the result is the same subspace).
-    factor : ndarray of shape (n_samples, n_samples), optional
-        :func:`isometric_coordinates` of ``Xc``, reused by the shift-invert across W-steps.
-    shift_hint : ndarray, optional
-        The previous W-step's eigenvalues: the shift-invert then tries :func:`hinted_shift`,
-        used only if :func:`certified_shift` proves it above the spectrum (else the Weyl bound
-        of :func:`inverse_shift`). Either way the operator is exact; the hint only makes
-        Lanczos converge in fewer products.
-
-    Returns
-    -------
-    W : ndarray of shape (n_features, n_components)
-        Orthonormal columns, by decreasing eigenvalue, each with its largest-magnitude entry
-        positive.
-    eigenvalues : ndarray of shape (n_components,)
-        Decreasing.
-    """
-    n_features = Xc.shape[1]
-    if not 1 <= n_components <= n_features:
-        raise ValueError(
-            f"n_components={n_components} must be between 1 and n_features={n_features}."
-        )
-    how = resolve_solver(solver, Xc.shape[0], n_features, n_components)
-    if how == "dense":
-        A = w_matrix(Xc, labels, alpha, beta_d)
-        vals, vecs = _top_eigh(A, n_components)
-    else:
-        op = w_operator(Xc, labels, alpha, beta_d)
-        if shift_invert is None:
-            shift_invert = Xc.shape[0] < n_features
-        vecs = None
-        for inverted in (shift_invert, True) if not shift_invert else (True,):
-            target = op
-            if inverted:
-                gram = None
-                if shift_hint is not None and len(shift_hint):
-                    sigma = hinted_shift(shift_hint)
-                    gram = certified_shift(Xc, labels, alpha, beta_d, sigma)
-                if gram is None:
-                    sigma = inverse_shift(Xc, labels, alpha, beta_d, factor)
-                target = w_inverse_operator(Xc, labels, alpha, beta_d, sigma, gram)
-            ncv = min(n_features, max(2 * n_components + 1,
-                                      _NCV_INVERTED_MIN if inverted else _NCV_MIN))
-            try:
-                _, vecs = eigsh(target, k=n_components, which="LA", v0=v0, tol=tol, ncv=ncv)
-                break
-            except ArpackNoConvergence:
-                # Lanczos on A stalls when the penalty spreads its spectrum (tall data, strong
-                # beta): retry on the shift-inverted operator, then fall back to LAPACK
-                continue
-        if vecs is None:
-            _, vecs = _top_eigh(w_matrix(Xc, labels, alpha, beta_d), n_components)
-        # ARPACK's vectors are orthonormal to working precision; one QR pass (same span)
-        # makes W^T W = I to rounding, which the constraint and the tests rely on.
-        vecs, r = np.linalg.qr(vecs)
-        vecs = vecs * np.sign(np.diag(r))
-        vals = np.einsum("ij,ij->j", vecs, op @ vecs)  # Rayleigh quotients of A
-    vals, vecs = _orient(vals, vecs)
-    return vecs, vals
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from sparsefs._kernels import udfs as _kernel
+from sparsefs._kernels.centered import CenteredSparse
 from sparsefs._kernels.columns import constant_columns, power_of_two_scale, tie_duplicate_scores
 from sparsefs._kernels.graphs import knn_search
-from sparsefs._kernels.l21 import CenteredSparse, prepare_design
+from sparsefs._kernels.l21 import prepare_design
 from sparsefs.base import BaseSelector
 from sparsefs.selection._graph_common import (
     as_float_input,

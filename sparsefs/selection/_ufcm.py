@@ -245,7 +245,7 @@ class UFCM(BaseSelector):
     * **Empty clusters** (only with tied points) are dropped from a candidate's indicator.
     * **Sparse X** (CSR/CSC, ``{array-like, sparse matrix}``) is never densified: the centred
       (and, on request, standardised) data are kept as the sparse matrix and its column means
-      (``sparsefs._kernels.ufcm.CenteredSparse``), so every product of the W-step and of
+      (``sparsefs._kernels.centered.CenteredSparse``), so every product of the W-step and of
       k-means is a sparse product plus a rank-one correction and only ``n x n`` Grams (wide
       data) or ``d x d`` ones (the dense solver, small d) are formed; float32 input is fitted
       in float64, as on dense input. The fit equals that of the dense copy up to rounding.
@@ -384,7 +384,7 @@ class UFCM(BaseSelector):
                                             n_init=max(1, self.n_restarts))
                 elif start == "spectral":
                     # distances ignore the centring: sparse X's kNN graph reads X itself
-                    points = Xc.X if isinstance(Xc, _kernel.CenteredSparse) else None
+                    points = Xc.csr if isinstance(Xc, _kernel.CenteredSparse) else None
                     labels = self._spectral_labels(coords, sgen, points)
                 else:  # k-means on the features that move with others, in unit norm
                     labels = _kernel.kmeans(_kernel.screened_columns(Xc, self.n_clusters),

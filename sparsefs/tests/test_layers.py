@@ -213,12 +213,14 @@ def test_the_checks_catch_a_deliberate_cycle(tmp_path):
 
 
 #: The shared layer inside ``_kernels`` (issue #34): what any method kernel may use - array
-#: dispatch, duplicate columns and scale guards, class and column statistics (the Fisher ratio
-#: among them), graphs, the k-means core, the l2,1 / elastic-net penalties and their solvers
-#: (group_lasso, l21, fista, elastic_net), ranking, multiple testing and stability, threads.
+#: dispatch, the implicitly centred sparse matrix, duplicate columns and scale guards, class and
+#: column statistics (the Fisher ratio among them), graphs, the k-means core, the l2,1 /
+#: elastic-net penalties and their solvers (group_lasso, l21, fista, elastic_net), ranking,
+#: multiple testing and stability, threads.
 SHARED_KERNELS = frozenset({
-    "arrays", "columns", "elastic_net", "fista", "fisher_score", "graphs", "group_lasso",
-    "kmeans", "l21", "multiple_testing", "ranking", "stability", "stats", "threads",
+    "arrays", "centered", "columns", "elastic_net", "fista", "fisher_score", "graphs",
+    "group_lasso", "kmeans", "l21", "multiple_testing", "ranking", "stability", "stats",
+    "threads",
 })
 
 #: Method kernels written as several modules: module -> its family (by default a module is
@@ -228,6 +230,7 @@ KERNEL_FAMILIES = {
     "sparse_centers_cv": "sparse_centers",
     "mcfs_lars": "mcfs",  # MCFS's lasso-LARS on the implicitly centred sparse design
     "sparse_kmeans_alternation": "sparse_kmeans",
+    "ufcm_wstep": "ufcm", "ufcm_kmeans": "ufcm",
     "coordinate_descent": "cox",  # the Gaussian / Cox elastic net: the Cox datafit's solver
 }
 
