@@ -28,8 +28,10 @@ __all__ = ["MultiDonorCounts", "make_multi_donor_counts"]
 class MultiDonorCounts(Dataset):
     """The result of :func:`make_multi_donor_counts`: a :class:`Dataset` with donors and counts.
 
-    Attributes (beyond :class:`Dataset`'s ``X``, ``y``, ``feature_names``, ``support``,
-    ``name``, ``description``)
+    The attributes below come beside :class:`Dataset`'s ``X``, ``y``, ``feature_names``,
+    ``support``, ``name`` and ``description``.
+
+    Attributes
     ----------
     counts : scipy.sparse.csr_matrix of shape (n_cells, n_genes), float32
         The raw counts (integers stored as float32, as scanpy keeps them).

@@ -246,9 +246,10 @@ class ErrorControlSelector(BaseSelector):
     alpha : float in (0, 1]
         Deprecated alias of ``level`` (a ``FutureWarning`` at fit; removed in the next
         release).
-    pvalues : {"auto", "permutation", "anova", "welch", "mannwhitney", "kruskal", "f", \
-"pearson", "spearman", "cox"}, default="auto"
-        How the p-values are obtained (see above).
+    pvalues : str, default="auto"
+        How the p-values are obtained (see above): ``"auto"``, ``"permutation"``, ``"anova"``,
+        ``"welch"``, ``"mannwhitney"``, ``"kruskal"``, ``"f"``, ``"pearson"``, ``"spearman"``
+        or ``"cox"``.
     n_permutations : int, default=1000
         :math:`B`. The smallest possible p-value is :math:`1/(B+1)`: with :math:`m` features,
         Bonferroni can only reject when :math:`B + 1 \ge m/\alpha` (BH similarly needs
