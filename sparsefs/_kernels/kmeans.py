@@ -82,6 +82,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from sparsefs._kernels.centered import CenteredSparse
+
 __all__ = [
     "ImplicitRows",
     "KMeansResult",
@@ -1122,7 +1124,7 @@ def is_hartigan_optimal(
 
 
 class ImplicitRows:
-    r"""The matrix :math:`Z = \mathbf 1 b^\top + E` of shape (n, q), with E a CSR matrix.
+    r"""The matrix :math:`Z = \mathbf 1 b^\top + E` of shape (n, q), with E a sparse matrix.
 
     An implicitly centred (and scaled) sparse matrix: row :math:`i` is the dense background
     ``b`` plus the sparse row :math:`e_i`. Never densified: :func:`kmeans` and
@@ -1131,26 +1133,33 @@ class ImplicitRows:
     :math:`D_k = c_k - b` (the mean of the :math:`e_i` of cluster k), so
     :math:`\|z_i - c_k\|^2 = \|D_k\|^2 + \sum_{j:\, e_{ij} \ne 0} e_{ij}(e_{ij} - 2 D_{kj})`.
 
+    A row-access view of the shared centred operator
+    (:class:`sparsefs._kernels.centered.CenteredSparse` with :math:`S = E`, :math:`m = -b`):
+    the compiled k-means reads its CSR parts (float64 / int64, sorted indices, duplicate
+    entries summed).
+
     Parameters
     ----------
     E : sparse matrix of shape (n, q)
     background : ndarray of shape (q,)
+    op : CenteredSparse, optional
+        The operator itself (then ``E`` and ``background`` are not given).
     """
 
     ndim = 2
 
-    def __init__(self, E, background):
-        import scipy.sparse as sp
+    def __init__(self, E=None, background=None, *, op: CenteredSparse | None = None):
+        if op is None:
+            op = CenteredSparse(E, -np.asarray(background, dtype=np.float64))
+        self.op = op
+        self.data, self.indices, self.indptr = op.csr_parts()
+        self.background = np.ascontiguousarray(op.background)
+        self.shape = op.shape
 
-        E = sp.csr_array(E, dtype=np.float64)
-        if not E.has_sorted_indices:
-            E = E.sorted_indices()
-        self.E = E
-        self.data = np.ascontiguousarray(E.data, dtype=np.float64)
-        self.indices = np.ascontiguousarray(E.indices, dtype=np.int64)
-        self.indptr = np.ascontiguousarray(E.indptr, dtype=np.int64)
-        self.background = np.ascontiguousarray(background, dtype=np.float64)
-        self.shape = E.shape
+    @property
+    def E(self):
+        """E in CSR."""
+        return self.op.csr
 
     @property
     def size(self) -> int:
@@ -1162,16 +1171,12 @@ class ImplicitRows:
         return int(self.data.shape[0])
 
     def toarray(self) -> np.ndarray:  # for tests of small matrices only
-        return self.E.toarray() + self.background
+        return self.op.toarray()
 
     def columns(self, cols, scale=None) -> ImplicitRows:
         """The columns ``cols`` (optionally each multiplied by ``scale``)."""
-        E = self.E[:, cols]
-        b = self.background[cols]
-        if scale is not None:
-            E = E.multiply(np.asarray(scale)[None, :]).tocsr()
-            b = b * scale
-        return ImplicitRows(E, b)
+        op = self.op[:, cols]
+        return ImplicitRows(op=op if scale is None else op * np.asarray(scale))
 
     def _parts(self):
         return self.data, self.indices, self.indptr

@@ -342,7 +342,7 @@ def _permute_implicit(X: ImplicitRows, rng: np.random.Generator) -> ImplicitRows
     move: old row r goes to :math:`\\pi_j^{-1}(r)`. Memory: one n x 512 index block.
     """
     n, q = X.shape
-    Ec = X.E.tocsc()
+    Ec = X.op.csc
     rows = np.empty_like(Ec.indices, dtype=np.int64)
     ar = np.arange(n, dtype=np.int64)
     for s in range(0, q, _PERMUTE_BLOCK):

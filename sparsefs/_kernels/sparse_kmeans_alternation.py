@@ -112,7 +112,7 @@ class InMemory:
         X = self.X
         n = X.shape[0]
         if isinstance(X, _km.ImplicitRows):  # centred columns: e - mean(e), zeros included
-            E = X.E.tocsc()
+            E = X.op.csc
             ebar = np.asarray(E.sum(axis=0)).ravel() / n
             counts = np.diff(E.indptr)
             d = E.data - np.repeat(ebar, counts)
