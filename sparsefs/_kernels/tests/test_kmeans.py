@@ -347,3 +347,26 @@ def test_cluster_sums_add_the_rows_in_order():
         cluster_sums(X, np.full(n, 4), 4)
     with pytest.raises(ValueError, match="do not match"):
         cluster_sums(X, labels[:-1], 4)
+
+
+def test_implicit_rows_sum_duplicate_entries_like_the_dense_matrix():
+    """Reference: the dense matrix E + b (scipy adds duplicate COO entries when densifying).
+    ImplicitRows is a view of the shared centred operator, which sums duplicates once: the
+    compiled distances use e_ij(e_ij - 2 D_kj) per stored entry, wrong for split entries."""
+    import scipy.sparse as sp
+
+    from sparsefs._kernels.kmeans import ImplicitRows
+
+    rng = np.random.default_rng(3)
+    n, q = 60, 8
+    cols = np.sort(rng.integers(q, size=(n, 4)), axis=1).ravel()  # repeats within rows
+    vals = rng.normal(size=4 * n) + 3.0 * (np.arange(4 * n) // 4 < 30)
+    E = sp.csr_array((vals, cols, np.arange(0, 4 * n + 1, 4)), shape=(n, q))  # duplicates kept
+    assert E.nnz > sp.csr_array(E.toarray()).nnz
+    b = rng.normal(size=q)
+    Z = ImplicitRows(E, b)
+    np.testing.assert_allclose(Z.toarray(), E.toarray() + b, rtol=0, atol=1e-12)
+    dense = kmeans(E.toarray() + b, 2, n_init=3, seed=0)
+    implicit = kmeans(Z, 2, n_init=3, seed=0)
+    assert (dense.labels == implicit.labels).all()
+    assert implicit.inertia == pytest.approx(dense.inertia, rel=1e-10)
