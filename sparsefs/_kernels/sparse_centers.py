@@ -55,6 +55,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsefs._kernels import threads as _threads
+from sparsefs._kernels.columns import power_of_two_scale
 from sparsefs._kernels.ranking import rank_scores
 from sparsefs._kernels.stats import sparse_class_sums
 
@@ -143,9 +144,9 @@ class CenterStats:
     unit: float = 1.0
 
 
-#: Centers of magnitude within ``2**±_UNIT_RANGE`` are used as they are (unit 1): their
+#: Centers of magnitude within ``_UNIT_RANGE`` are used as they are (unit 1): their
 #: squares, and those of differences down to 2**-53 of them, are normal float64 numbers.
-_UNIT_RANGE = 100
+_UNIT_RANGE = (2.0**-100, 2.0**100)
 
 
 def center_unit(*arrays: np.ndarray) -> float:
@@ -177,9 +178,7 @@ def center_unit(*arrays: np.ndarray) -> float:
 
 def _unit_of_magnitude(m: float) -> float:
     """:func:`center_unit` of arrays whose largest finite ``|value|`` is ``m``."""
-    if m == 0.0 or 2.0**-_UNIT_RANGE <= m <= 2.0**_UNIT_RANGE:
-        return 1.0
-    return math.ldexp(1.0, math.frexp(m)[1])
+    return power_of_two_scale(amax=m, safe_range=_UNIT_RANGE, above=True)
 
 
 def _run_blocks(fn, edges: list[tuple[int, int]], n_threads: int) -> None:
