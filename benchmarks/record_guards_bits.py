@@ -4,7 +4,7 @@ and the l2,1 solvers in one place).
 Fits every registered method with each of its registry test settings, plus extra settings of
 the estimators whose scale guard, n_jobs rule or solver moved (the sparse k-means family with
 and without ``standardize``, SMBA's penalties, the l2,1 selectors, the center and KOS
-classifiers), on dense and sparse data at ordinary and extreme scales (``X * 1e300``,
+classifiers), on dense, sparse and dask data at ordinary and extreme scales (``X * 1e300``,
 ``X * 1e-300``, ``X * 1e60``: the guards' branches), and records every public fitted
 attribute (arrays as dtype + shape + bytes). ``compare`` refits and demands exact equality::
 
@@ -72,6 +72,13 @@ def _data():
         Xs[:, :3] += np.abs(y[:, None]) * (rng.random((n, 3)) < 0.5)
         out.append((f"s{seed}", sp.csr_array(Xs), y))
         out.append((f"s{seed}*1e300", sp.csr_array(Xs * 1e300), y))
+    try:  # dask twins of the dense sets ("k..."), for the methods that take them
+        import dask.array as da
+    except ImportError:
+        return out
+    for name, X, y in list(out):
+        if name.startswith("d") and not sp.issparse(X):
+            out.append(("k" + name[1:], da.from_array(X, chunks=(20, X.shape[1])), y))
     return out
 
 
@@ -79,7 +86,9 @@ EXTRA = {
     "l0_kmeans": ({"n_clusters": 3, "n_init": 2, "standardize": False, "n_features_to_select": 3,
                    "random_state": 1},
                   {"n_clusters": 2, "n_init": 2, "standardize": True, "n_features_to_select": 4,
-                   "random_state": 2}),
+                   "random_state": 2},
+                  {"n_clusters": 3, "n_init": 3, "n_features_to_select": 5, "algorithm": "lloyd",
+                   "random_state": 0}),
     "l1_kmeans": ({"n_clusters": 3, "wbound": 2.0, "n_init": 2, "standardize": False,
                    "random_state": 1},
                   {"n_clusters": 2, "wbound": 1.5, "n_init": 2, "standardize": True,
@@ -107,6 +116,8 @@ def run(only=None):
         for i, params in enumerate(settings):
             for name, X, y in data:
                 if sp.issparse(X) and "sparse" not in m.inputs:
+                    continue
+                if name.startswith("k") and "dask" not in m.inputs:
                     continue
                 key = (m.stem, i, name)
                 try:
