@@ -103,18 +103,33 @@ EXTRA = {
 }
 
 
+#: methods whose solver moved (#34 item 3) also fit a larger problem (the working sets grow)
+LARGE = ("ls_l21", "ll_l21", "rfs", "lasso", "elastic_net", "smba")
+
+
+def _large():
+    from sparsefs.datasets import make_planted_classification
+
+    d = make_planted_classification(n_samples=120, n_features=400, n_informative=12,
+                                    n_classes=3, random_state=5)
+    X = np.asarray(d.X, dtype=np.float64)
+    Xs = X * (np.random.default_rng(5).random(X.shape) < 0.3)
+    return [("L", X, d.y), ("Ls", sp.csr_array(Xs), d.y)]
+
+
 def run(only=None):
     from sparsefs.utils._registry import build_params, list_methods
 
     rec, times = {}, {}
     data = _data()
+    large = _large()
     for m in list_methods():
         if only and m.stem not in only:
             continue
         t0 = time.perf_counter()
         settings = tuple(m.test_params) + EXTRA.get(m.stem, ())
         for i, params in enumerate(settings):
-            for name, X, y in data:
+            for name, X, y in data + (large if m.stem in LARGE else []):
                 if sp.issparse(X) and "sparse" not in m.inputs:
                     continue
                 if name.startswith("k") and "dask" not in m.inputs:
