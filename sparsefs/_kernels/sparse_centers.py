@@ -79,7 +79,6 @@ __all__ = [
     "block_width",
     "center_scores",
     "class_sums",
-    "default_n_threads",
     "l1_centers",
     "l2_centers",
     "rank_fast",
@@ -1378,8 +1377,3 @@ def center_scores(
         for c in range(C):
             scores[s : s + step, c] = -np.abs(Z - theta[c]).sum(axis=1)
     return scores
-
-
-def default_n_threads() -> int:
-    """CPUs this process may use (:func:`sparsefs._kernels.threads.available_cpus`)."""
-    return _threads.available_cpus()
