@@ -8,7 +8,7 @@ pairs of workers and prints, per case, the median over rounds of each tree's tim
 ratio after / before, with the load average before and after::
 
     python benchmarks/bench_guards.py --before 13845bc            # a git revision, or
-    python benchmarks/bench_guards.py --before-tree /tmp/guards_base
+    python benchmarks/bench_guards.py --before-tree /tmp/guards_base --only KOS,KMeans
 """
 
 from __future__ import annotations
@@ -86,12 +86,14 @@ def _cases():
     }
 
 
-def worker(reps: int) -> None:
+def worker(reps: int, only: str | None) -> None:
     import warnings
 
     warnings.simplefilter("ignore")
     out = {}
     for name, fit in _cases().items():
+        if only and not any(w.strip() in name for w in only.split(",")):
+            continue
         fit()  # compile, warm caches
         best = np.inf
         for _ in range(reps):
@@ -102,11 +104,13 @@ def worker(reps: int) -> None:
     print(json.dumps(out))
 
 
-def _run(tree: Path, reps: int) -> dict:
+def _run(tree: Path, reps: int, only: str | None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
-    res = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker",
-                          "--reps", str(reps)], env=env, capture_output=True, text=True,
-                         check=True, cwd=str(tree))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--reps", str(reps)]
+    if only:
+        cmd += ["--only", only]
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True,
+                         cwd=str(tree))
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -116,10 +120,11 @@ def main() -> None:
     ap.add_argument("--before-tree", help="a checkout of the tree before")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--only", help="comma-separated substrings of the case names")
     ap.add_argument("--worker", action="store_true")
     args = ap.parse_args()
     if args.worker:
-        worker(args.reps)
+        worker(args.reps, args.only)
         return
     tmp = None
     if args.before_tree:
@@ -133,8 +138,8 @@ def main() -> None:
     load0 = os.getloadavg()
     times = {"before": [], "after": []}
     for _ in range(args.rounds):
-        times["before"].append(_run(before, args.reps))
-        times["after"].append(_run(ROOT, args.reps))
+        times["before"].append(_run(before, args.reps, args.only))
+        times["after"].append(_run(ROOT, args.reps, args.only))
     load1 = os.getloadavg()
     print(f"load average before {load0[0]:.2f} / after {load1[0]:.2f} "
           f"({os.cpu_count()} CPUs); {args.rounds} rounds, best of {args.reps}")
