@@ -1,7 +1,7 @@
 """Benchmark: the per-iteration Python overhead of the lasso's solver (issue #33).
 
 ``LassoSelector(n_features_to_select=k).fit`` (the multinomial lasso path to k features,
-proximal gradient on working sets, ``sparsefs._kernels.l21``) on
+proximal gradient on working sets, ``sparsefs._kernels.group_lasso``) on
 
 * the embedded default data (``load_default()``, 178 x 500, 3 classes, k = 20: what
   ``sparsefs demo`` fits);
@@ -47,18 +47,19 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import BenchRun, LoadMonitor, bench_parser, emit_json, print_table, repeat_for
 
-from sparsefs._kernels import l21
+from sparsefs._kernels import group_lasso
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
 from sparsefs.datasets import load, load_default, make_planted_classification
 from sparsefs.selection import LassoSelector
 
 TARGET = 0.10
 ENGINES = ("compiled", "numpy")
-FISTA = l21._fista
+FISTA = group_lasso._fista
 
 
 class Loop:
-    """``l21._fista`` with one engine, counting iterations, time and flops inside the block."""
+    """``group_lasso._fista`` with one engine, counting iterations, time and flops inside the
+    block."""
 
     def __init__(self, engine):
         self.engine = engine
@@ -76,11 +77,11 @@ class Loop:
         return out
 
     def __enter__(self):
-        l21._fista = self._fista
+        group_lasso._fista = self._fista
         return self
 
     def __exit__(self, *exc):
-        l21._fista = FISTA
+        group_lasso._fista = FISTA
 
 
 def fixed_cost(n_classes: int, engine: str, n_iter: int = 2000) -> float:
@@ -89,8 +90,9 @@ def fixed_cost(n_classes: int, engine: str, n_iter: int = 2000) -> float:
     X = rng.standard_normal((4, 2))
     Y = np.eye(n_classes)[rng.integers(0, n_classes, 4)]
     W, b = np.zeros((2, n_classes)), np.zeros(n_classes)
-    run = functools.partial(FISTA, X, Y, l21.Multinomial(), ElasticNetPenalty(1.0), 1e-12, W, b,
-                            fit_intercept=True, max_iter=n_iter, tol_abs=-1.0, engine=engine)
+    run = functools.partial(FISTA, X, Y, group_lasso.Multinomial(), ElasticNetPenalty(1.0),
+                            1e-12, W, b, fit_intercept=True, max_iter=n_iter, tol_abs=-1.0,
+                            engine=engine)
     run(history=[])  # compiled on first use
     best = np.inf
     for _ in range(3):

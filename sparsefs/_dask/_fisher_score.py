@@ -10,6 +10,7 @@ import numpy as np
 from sparsefs._dask._moments import class_moments
 from sparsefs._kernels import fisher_score as _kernel
 from sparsefs._kernels.arrays import to_dense
+from sparsefs._kernels.columns import SAFE_RANGE
 
 __all__ = ["dask_fisher_ratios"]
 
@@ -42,7 +43,7 @@ def dask_fisher_ratios(X, y_idx: np.ndarray, n_classes: int) -> np.ndarray:
         between = counts @ (means - grand) ** 2
     overflow = ~(np.isfinite(between) & np.isfinite(within))
     amax = mom.absmax
-    redo = overflow | ((within == 0) & (amax > 0) & (amax < _kernel._TINY))
+    redo = overflow | ((within == 0) & (amax > 0) & (amax < SAFE_RANGE[0]))
     scores = _kernel.fisher_from_scatter(np.where(overflow, 0.0, between),
                                          np.where(overflow, 0.0, within))
     cols = np.flatnonzero(redo)

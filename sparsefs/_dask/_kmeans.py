@@ -64,9 +64,7 @@ def column_transform(X, standardize: bool, name: str):
 
     One pass of column moments (extremes, and the scatter when ``standardize``).
     """
-    from sparsefs._kernels.sparse_kmeans_alternation import (
-        power_of_two_scale as _power_of_two_scale,
-    )
+    from sparsefs._kernels.sparse_kmeans_alternation import data_scale
 
     n, p = X.shape
     mom = class_moments(X, np.zeros(n, dtype=np.intp), 1, within=standardize,
@@ -74,7 +72,7 @@ def column_transform(X, standardize: bool, name: str):
     colmax, colmin = mom.colmax, mom.colmin
     if not (np.isfinite(colmax).all() and np.isfinite(colmin).all()):
         raise_nonfinite(name, False, True)
-    c = _power_of_two_scale(X, colmax, colmin)
+    c = data_scale(colmax=colmax, colmin=colmin)
     if not standardize:
         Xt = X.map_blocks(_transform_block, c, None, None, None, dtype=np.float64)
         return Xt, np.zeros(p), c

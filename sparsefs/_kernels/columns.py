@@ -1,9 +1,12 @@
 r"""Column identity and scale, shared by every method kernel (issue #34's common layer).
 
-* :func:`power_of_two_scale`: the shared scale guard (the sparse k-means alternation keeps its
-  own column-wise variant, still to merge): a power of two near ``max |X|``, dividing by
-  which is exact, so a kernel can work near 1 whatever the units (1e-300 or 1e300) and its
-  results stay the same bits up to that exact factor;
+* The scale guards: :data:`SAFE_RANGE` (magnitudes whose squares and products are normal
+  float64 numbers) and :data:`TINY` (the smallest normal float64, a floor before a log or a
+  division), and :func:`power_of_two_scale` / :func:`power_of_two_exponent`, the one
+  power-of-two scale: dividing by it is exact, so a kernel can work near 1 whatever the units
+  (1e-300 or 1e300) and its results stay the same bits up to that exact factor (options: the
+  side of ``max |X|`` it falls on, only outside a safe range, ``max |X|`` from column
+  extremes);
 * :func:`column_power_of_two_scaled` (each column by its own power of two, for statistics that
   are invariant to a feature's scale) and :func:`constant_columns`;
 * :func:`duplicate_column_groups`: the one duplicate-column contract (``first[j]``: the first
@@ -15,27 +18,99 @@ r"""Column identity and scale, shared by every method kernel (issue #34's common
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "SAFE_RANGE",
+    "TINY",
     "column_power_of_two_scaled",
     "constant_columns",
     "duplicate_column_groups",
     "duplicate_partition",
     "merge_duplicate_rows",
+    "power_of_two_exponent",
     "power_of_two_scale",
     "tie_duplicate_scores",
 ]
 
+#: Magnitudes ``m`` with ``SAFE_RANGE[0] <= m <= SAFE_RANGE[1]`` are safe to square and to
+#: multiply in pairs (the results, 1e-200 to 1e200, are normal float64 numbers, with room for
+#: sums over 1e100 terms); data outside it are rescaled by a power of two (exactly) or, for a
+#: statistic of a column, recomputed on the column divided by its largest magnitude.
+SAFE_RANGE = (1e-100, 1e100)
+#: The smallest positive normal float64: a floor for a quantity that may be exactly 0 before
+#: a log or a division.
+TINY = float(np.finfo(np.float64).tiny)
 
-def power_of_two_scale(X) -> float:
-    """A power of two close to ``max |X|`` (1.0 for an all-zero X); dividing by it is exact."""
-    amax = abs(X).max() if sp.issparse(X) else np.max(np.abs(X), initial=0.0)
-    amax = float(amax)
-    if not np.isfinite(amax) or amax == 0.0:
-        return 1.0
-    return float(2.0 ** np.floor(np.log2(amax)))
+
+def _max_abs(X, colmax, colmin) -> float:
+    """``max |X|`` (from the column extremes when given; 0 for an empty X)."""
+    if colmax is not None or colmin is not None:
+        hi = float(np.max(colmax, initial=0.0)) if colmax is not None else 0.0
+        lo = float(np.min(colmin, initial=0.0)) if colmin is not None else 0.0
+        return max(hi, -lo)
+    if sp.issparse(X):
+        return float(abs(X).max()) if X.nnz else 0.0
+    return float(np.max(np.abs(X), initial=0.0))
+
+
+def power_of_two_exponent(X=None, *, amax: float | None = None, colmax=None, colmin=None,
+                          safe_range: tuple[float, float] | None = None,
+                          above: bool = False) -> int:
+    r"""The exponent ``e`` of :func:`power_of_two_scale` (``scale == 2.0**e``).
+
+    With :math:`m = \max|X| = f\,2^k`, :math:`f \in [0.5, 1)` (:func:`math.frexp`):
+    ``e = k - 1`` (the largest power of two not above m: :math:`m / 2^e \in [1, 2)`) or, with
+    ``above=True``, ``e = k`` (the smallest power of two above m: :math:`m / 2^e \in
+    [0.5, 1)`; for :math:`m \ge 2^{1023}`, whose power of two above is not a float64,
+    ``e = 1023``). ``e = 0`` when m is 0 or not finite, or when ``safe_range`` is given and
+    ``safe_range[0] <= m <= safe_range[1]``.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix, optional
+        The data (not read when ``amax``, ``colmax`` or ``colmin`` is given).
+    amax : float, optional
+        :math:`m` itself.
+    colmax, colmin : ndarray, optional
+        Column maxima and minima of X (signed): :math:`m = \max(\max colmax, -\min colmin)`
+        (a missing one counts as 0).
+    safe_range : (float, float), optional
+        Leave data whose m lies in this range as they are (e.g. :data:`SAFE_RANGE`).
+    above : bool, default=False
+        Which power of two near m (see above).
+
+    Returns
+    -------
+    int
+    """
+    m = float(amax) if amax is not None else _max_abs(X, colmax, colmin)
+    if m == 0.0 or not math.isfinite(m):
+        return 0
+    if safe_range is not None and safe_range[0] <= abs(m) <= safe_range[1]:
+        return 0
+    k = math.frexp(m)[1]
+    # 2**1024 is not a float64: above the largest power of two, its neighbour below it
+    return min(k, 1023) if above else k - 1
+
+
+def power_of_two_scale(X=None, *, amax: float | None = None, colmax=None, colmin=None,
+                       safe_range: tuple[float, float] | None = None,
+                       above: bool = False) -> float:
+    """A power of two close to ``max |X|`` (1.0 for an all-zero or non-finite X); dividing by
+    it is exact (between float64's limits), so a scale-free computation on ``X / scale`` gives
+    the same bits, up to that factor, at any magnitude of X.
+
+    By default the largest power of two not above ``max |X|`` (``max |X / scale|`` in
+    ``[1, 2)``); ``above=True``: the smallest above it (``[0.5, 1)``); ``safe_range``: 1.0
+    when ``max |X|`` lies in that range (ordinary data untouched). The parameters are those of
+    :func:`power_of_two_exponent`; this is ``2.0 ** power_of_two_exponent(...)``.
+    """
+    return math.ldexp(1.0, power_of_two_exponent(X, amax=amax, colmax=colmax, colmin=colmin,
+                                                 safe_range=safe_range, above=above))
 
 
 def column_power_of_two_scaled(X):

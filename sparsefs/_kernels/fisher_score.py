@@ -15,12 +15,10 @@ the ratio of between- to within-class scatter. The one-way ANOVA F statistic is
 import numpy as np
 
 from sparsefs._kernels.arrays import column_max_abs, stored_values, to_dense
+from sparsefs._kernels.columns import SAFE_RANGE
 from sparsefs._kernels.stats import class_moments
 
 __all__ = ["fisher_from_scatter", "fisher_ratios"]
-
-# Below this magnitude squared deviations lose all precision in float64.
-_TINY = 1e-100
 
 
 def _check_finite(values) -> None:
@@ -83,7 +81,7 @@ def fisher_ratios(X, y_idx: np.ndarray, n_classes: int
         Xb = X[:, cols]
         _check_finite(stored_values(Xb))
         amax = column_max_abs(Xb)
-        redo = overflow[cols] | ((amax > 0) & (amax < _TINY))
+        redo = overflow[cols] | ((amax > 0) & (amax < SAFE_RANGE[0]))  # squares underflow
         if redo.any():
             cols, amax = cols[redo], amax[redo]
             Xb = X[:, cols]

@@ -1,4 +1,4 @@
-r"""The FISTA loop of :func:`sparsefs._kernels.l21.prox_grad_working_set` as one compiled kernel.
+r"""The FISTA loop of :func:`sparsefs._kernels.group_lasso.prox_grad_working_set`, compiled.
 
 One call runs the whole accelerated proximal-gradient loop on a dense working set of
 features (Beck & Teboulle 2009, with the gradient-scheme adaptive restart of O'Donoghue &
@@ -15,8 +15,8 @@ restart (:math:`t = 1`) when :math:`\langle W_y - W^+, W^+ - W\rangle +
 :math:`W_y = W^+ + \frac{t - 1}{t^+}(W^+ - W)`; every ``check_every`` iterations the
 objective is recorded and the loop stops when the largest KKT residual of the working-set
 problem is at most ``tol_abs``. The arithmetic is that of the numpy loop
-(:func:`sparsefs._kernels.l21._fista_numpy`, kept as the reference): the same formulas in the
-same order element by element. Only the order of the sums inside the two matrix products and
+(:func:`sparsefs._kernels.group_lasso._fista_numpy`, kept as the reference): the same formulas
+in the same order element by element. Only the order of the sums inside the two matrix products and
 the reductions differs (BLAS and numpy's pairwise sums against sequential sums here), so the
 iterates agree to rounding (~1e-15 relative per iteration), and the iteration counts agree
 except where a KKT residual lies within rounding of the tolerance.

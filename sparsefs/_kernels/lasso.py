@@ -9,7 +9,7 @@ Solves (Tibshirani 1996; Zou & Hastie 2005; Friedman, Hastie & Tibshirani 2010)
         + \lambda\Big(\rho \|W\|_1 + \frac{1-\rho}{2}\|W\|_F^2\Big),
 
 :math:`W \in \mathbb{R}^{d \times K}`, by accelerated proximal gradient on working sets
-(:func:`sparsefs._kernels.l21.prox_grad_working_set`). :math:`W = 0` is optimal exactly when
+(:func:`sparsefs._kernels.group_lasso.prox_grad_working_set`). :math:`W = 0` is optimal exactly when
 :math:`\lambda \ge \lambda_{max} = \max_{jk} |G^0_{jk}| / \rho`, with :math:`G^0` the gradient
 at :math:`W = 0` and the optimal intercept (the log class priors). Feature :math:`j` is selected
 when row :math:`w^j` is nonzero; :func:`lasso_to_n_features` walks the penalty down from
@@ -23,13 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
-from sparsefs._kernels.l21 import (
+from sparsefs._kernels.group_lasso import (
     Multinomial,
     ProxGradResult,
     nonzero_rows,
-    path_to_n_nonzero,
     prox_grad_working_set,
 )
+from sparsefs._kernels.l21 import path_to_n_nonzero
 
 __all__ = ["LassoFit", "elastic_net_logistic", "lambda_max", "lasso_to_n_features"]
 
@@ -84,7 +84,7 @@ def elastic_net_logistic(
     max_iter, tol :
         Proximal-gradient iterations; KKT tolerance relative to :math:`\lambda_{max}`.
     engine : {"auto", "compiled", "numpy"}, default="auto"
-        The FISTA loop (:func:`sparsefs._kernels.l21.prox_grad_working_set`).
+        The FISTA loop (:func:`sparsefs._kernels.group_lasso.prox_grad_working_set`).
     """
     if lam_max is None:
         lam_max = lambda_max(X, Y, l1_ratio)

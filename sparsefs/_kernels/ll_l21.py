@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sparsefs._kernels.l21 import (
+from sparsefs._kernels.group_lasso import (
     GroupL21Penalty,
     Multinomial,
     ProxGradResult,

@@ -62,7 +62,7 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
-from sparsefs._kernels.columns import power_of_two_scale
+from sparsefs._kernels.columns import TINY, power_of_two_scale
 
 __all__ = ["NDFSResult", "mean_square", "ndfs", "ndfs_initial_indicator"]
 
@@ -128,7 +128,7 @@ def mean_square(X) -> float:
 
 
 def _d_from_rows(row_sq: np.ndarray) -> np.ndarray:
-    eps = _EPS_REL * max(float(row_sq.max(initial=0.0)), np.finfo(float).tiny)
+    eps = _EPS_REL * max(float(row_sq.max(initial=0.0)), TINY)
     return 0.5 / np.sqrt(row_sq + eps)
 
 
@@ -250,7 +250,7 @@ def ndfs(
         d_hat = _d_from_rows(row * row)  # D(V); D(W) = d_hat / c_w
         log_rho = log_cw - log_beta
         if len(history) > 1 and abs(history[-1] - history[-2]) <= tol * max(
-            abs(history[-2]), np.finfo(float).tiny
+            abs(history[-2]), TINY
         ):
             converged = True
             break

@@ -15,7 +15,7 @@ over the features, :math:`Y` the one-hot class indicators. Nie et al. write it a
 
 whose system :math:`A D^{-1} A^\top = X D_W^{-1} X^\top + \gamma^2 D_E^{-1}` is n x n: this module
 solves exactly that (or the equivalent d x d system when d < n) with the diagonal matrices applied
-element-wise (:func:`sparsefs._kernels.l21.irls_l21_step`), never the (n+d) x (n+d) inverse.
+element-wise (:func:`sparsefs._kernels.group_lasso.irls_l21_step`), never the (n+d) x (n+d) inverse.
 The objective decreases monotonically (Nie et al., Theorem 1).
 
 Optimality is certified by the dual problem
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sparsefs._kernels.l21 import irls_l21_step, row_norms
+from sparsefs._kernels.group_lasso import irls_l21_step, row_norms
 
 __all__ = ["RFSResult", "gamma_max", "rfs", "rfs_dual_gap"]
 

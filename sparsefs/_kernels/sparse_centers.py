@@ -55,6 +55,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsefs._kernels import threads as _threads
+from sparsefs._kernels.columns import power_of_two_scale
 from sparsefs._kernels.ranking import rank_scores
 from sparsefs._kernels.stats import sparse_class_sums
 
@@ -78,7 +79,6 @@ __all__ = [
     "block_width",
     "center_scores",
     "class_sums",
-    "default_n_threads",
     "l1_centers",
     "l2_centers",
     "rank_fast",
@@ -143,9 +143,9 @@ class CenterStats:
     unit: float = 1.0
 
 
-#: Centers of magnitude within ``2**±_UNIT_RANGE`` are used as they are (unit 1): their
+#: Centers of magnitude within ``_UNIT_RANGE`` are used as they are (unit 1): their
 #: squares, and those of differences down to 2**-53 of them, are normal float64 numbers.
-_UNIT_RANGE = 100
+_UNIT_RANGE = (2.0**-100, 2.0**100)
 
 
 def center_unit(*arrays: np.ndarray) -> float:
@@ -177,9 +177,7 @@ def center_unit(*arrays: np.ndarray) -> float:
 
 def _unit_of_magnitude(m: float) -> float:
     """:func:`center_unit` of arrays whose largest finite ``|value|`` is ``m``."""
-    if m == 0.0 or 2.0**-_UNIT_RANGE <= m <= 2.0**_UNIT_RANGE:
-        return 1.0
-    return math.ldexp(1.0, math.frexp(m)[1])
+    return power_of_two_scale(amax=m, safe_range=_UNIT_RANGE, above=True)
 
 
 def _run_blocks(fn, edges: list[tuple[int, int]], n_threads: int) -> None:
@@ -1379,8 +1377,3 @@ def center_scores(
         for c in range(C):
             scores[s : s + step, c] = -np.abs(Z - theta[c]).sum(axis=1)
     return scores
-
-
-def default_n_threads() -> int:
-    """CPUs this process may use (:func:`sparsefs._kernels.threads.available_cpus`)."""
-    return _threads.available_cpus()

@@ -13,9 +13,9 @@ import numpy as np
 
 from sparsefs._kernels import kmeans as _km
 from sparsefs._kernels import sparse_kmeans as _k
+from sparsefs._kernels.columns import SAFE_RANGE, power_of_two_scale
 
 __all__ = [
-    "SAFE_RANGE",
     "Fit",
     "InMemory",
     "Restarts",
@@ -23,15 +23,10 @@ __all__ = [
     "Solver",
     "best_alternation",
     "chain_path",
-    "power_of_two_scale",
+    "data_scale",
     "restart_search",
     "starts",
 ]
-
-# Data whose magnitude leaves this range is divided by a power of two before fitting, so that
-# sums of squares neither overflow nor underflow (exact scaling: the partition is unchanged).
-SAFE_RANGE = (1e-100, 1e100)
-
 
 @dataclass(frozen=True)
 class Fit:
@@ -50,16 +45,13 @@ class Fit:
         return float(self.objective_history[-1])
 
 
-def power_of_two_scale(X: np.ndarray, colmax=None, colmin=None) -> float:
-    """1.0, or a power of two bringing ``max |X|`` near 1 when it is out of the safe range."""
-    if X.size == 0:
-        return 1.0
-    hi = float(X.max() if colmax is None else colmax.max())
-    lo = float(X.min() if colmin is None else colmin.min())
-    amax = max(hi, -lo)
-    if amax == 0 or SAFE_RANGE[0] <= amax <= SAFE_RANGE[1]:
-        return 1.0
-    return math.ldexp(1.0, math.frexp(amax)[1])
+def data_scale(X=None, *, colmax=None, colmin=None) -> float:
+    """The scale X is divided by before fitting: 1.0, or the power of two above ``max |X|``
+    when that lies outside :data:`~sparsefs._kernels.columns.SAFE_RANGE`, so that sums of
+    squares neither overflow nor underflow (exact: the partition is unchanged). ``max |X|``
+    from the column extremes when given (the dask path's one pass)."""
+    return power_of_two_scale(X, colmax=colmax, colmin=colmin, safe_range=SAFE_RANGE,
+                              above=True)
 
 
 class InMemory:

@@ -28,6 +28,9 @@ The policy (:func:`plan`), chosen once per fit from the sizes the estimator stat
 selection, take the smaller counts). The estimators' ``fit`` applies it
 (:class:`sparsefs.base._SparseEstimatorBase`); kernels read the current plan through
 :func:`pool_threads`.
+
+Every ``n_jobs`` parameter (estimators, data generators) is read by :func:`resolve_n_jobs`,
+one rule for all of them (docs/contract.md, "n_jobs").
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ __all__ = [
     "available_cpus",
     "current_plan",
     "plan",
+    "pool_ceiling",
     "pool_threads",
+    "resolve_n_jobs",
     "run_blocks",
     "run_tasks",
 ]
@@ -68,6 +73,59 @@ def available_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def resolve_n_jobs(n_jobs: int | None, *, n_tasks: int | None = None,
+                   within_fit: bool = False) -> int:
+    """The number of threads (or processes) an ``n_jobs`` parameter asks for: the one rule.
+
+    * ``None``: scikit-learn's convention, ``joblib.effective_n_jobs(None)`` - 1, unless the
+      call runs inside ``joblib.parallel_config(n_jobs=k)`` (then k, resolved by the same
+      rule) - for ``n_jobs`` that runs independent tasks (cross-validation paths, resamples,
+      permutations, donors). With ``within_fit=True`` (an ``n_jobs`` that caps sparsefs's own
+      pool inside one fit, like scikit-learn's OpenMP threads, which use every CPU without an
+      ``n_jobs``): every CPU this process may use, the pool's ceiling in every estimator that
+      has no ``n_jobs``;
+    * ``k >= 1``: k;
+    * ``k <= -1``: :func:`available_cpus` ``+ 1 + k``, at least 1 (-1: every CPU);
+    * ``0``: ValueError.
+
+    The result is at most ``n_tasks`` when given (never more threads than tasks).
+
+    Parameters
+    ----------
+    n_jobs : int or None
+    n_tasks : int, optional
+    within_fit : bool, default=False
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    if n_jobs is None:
+        if within_fit:
+            n = available_cpus()
+        else:
+            from joblib import effective_n_jobs
+
+            k = int(effective_n_jobs(None))  # 1 outside a joblib context
+            n = k if k > 0 else max(1, available_cpus() + 1 + k)
+    elif int(n_jobs) == 0:
+        raise ValueError("n_jobs=0 is not allowed; pass None, -1 (all CPUs) or a count >= 1.")
+    else:
+        k = int(n_jobs)
+        n = k if k > 0 else max(1, available_cpus() + 1 + k)
+    if n_tasks is not None:
+        n = min(n, max(1, int(n_tasks)))
+    return n
+
+
+def pool_ceiling() -> int:
+    """The most threads sparsefs's own pool may use now: the plan's ceiling inside a fit
+    (:func:`applied`), every available CPU outside one."""
+    p = _CURRENT.get()
+    return available_cpus() if p is None else p.pool
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from scipy import special, stats
 
 from sparsefs._kernels.arrays import column_max_abs, stored_values, to_dense
+from sparsefs._kernels.columns import SAFE_RANGE
 from sparsefs._kernels.threads import MIN_POOL_ELEMENTS, pool_threads, run_tasks
 
 __all__ = [
@@ -158,7 +159,7 @@ def correlations(X, y: np.ndarray) -> CorrelationResult:
         tiny = np.zeros(p, dtype=bool)
         if not finite.all() or (~empty & (s2 < 1e-200)).any():
             amax = np.asarray(column_max_abs(X), dtype=np.float64)
-            tiny = (amax > 0) & (amax < 1e-100)  # squares underflow: rescale those columns
+            tiny = (amax > 0) & (amax < SAFE_RANGE[0])  # squares underflow: rescale those columns
         # overflowing, tiny or (near-)constant columns: the dense recompute of those only
         bad = ~empty & (~finite | tiny | (sxx <= _CANCEL * np.maximum(s2, 1e-300)))
         r = np.zeros(p)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from sparsefs._kernels.columns import power_of_two_scale
 from sparsefs._kernels.stats import sparse_class_sums
 
 __all__ = ["scaled_variances"]
@@ -58,7 +59,7 @@ def scaled_variances(X, block_elements: int = 1 << 22) -> tuple[np.ndarray, floa
         amax = float(np.abs(X).max(initial=0.0)) if X.size else 0.0
         if not np.isfinite(amax):
             _check_finite(X)
-    c = float(2.0 ** np.frexp(amax)[1]) if amax > 0 else 1.0
+    c = power_of_two_scale(amax=amax, above=True)
     if sp.issparse(X):
         div = c
         if not 2.0**-400 < c < 2.0**400:  # squares would overflow or underflow: scale a copy

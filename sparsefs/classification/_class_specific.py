@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sparsefs._kernels import class_specific as _kernel
 from sparsefs._kernels.class_specific import union_support
+from sparsefs._kernels.columns import SAFE_RANGE
 from sparsefs.base import BaseSelectingClassifier, resolve_n_features_to_select
 from sparsefs.selection._class_specific import (
     ClassSpecificSelector,
@@ -239,7 +240,7 @@ class ClassSpecificEnsembleClassifier(BaseSelectingClassifier):
                 big = float(abs(X).max()) if X.nnz else 0.0
             else:
                 big = float(np.max(np.abs(X))) if X.size else 0.0
-            extreme = big > 1e100 or 0.0 < big < 1e-100
+            extreme = big > 0.0 and not SAFE_RANGE[0] <= big <= SAFE_RANGE[1]
             use = big > 0.0 and (self.rescale == "max_abs" or extreme)
             self.scale_ = big if use else 1.0
         return X if self.scale_ == 1.0 else X / self.scale_

@@ -25,22 +25,6 @@ _FLOAT_DTYPES = [np.float64, np.float32]
 DEFAULT_N_FEATURES = 10
 
 
-def _resolve_n_threads(n_jobs) -> int:
-    """``None`` or ``-1``: every CPU this process may use; ``-2``: all but one; ``k > 0``: k."""
-    n_cpus = _threads.available_cpus()
-    if n_jobs is None:
-        return n_cpus
-    if n_jobs == 0:
-        raise ValueError("n_jobs=0 is not allowed; pass None, -1 (all CPUs) or a count >= 1.")
-    return int(n_jobs) if n_jobs > 0 else max(1, n_cpus + 1 + int(n_jobs))
-
-
-def _plan_pool() -> int:
-    """The own pool's ceiling of the fit in force (``n_jobs``, applied by ``fit``)."""
-    plan = _threads.current_plan()
-    return _threads.available_cpus() if plan is None else plan.pool
-
-
 def default_n_features_grid(n_features: int) -> np.ndarray:
     """The default grid of ``k``: 1, 2, 5, 10, 20, 50, ... below n_features, then n_features.
 
@@ -87,18 +71,19 @@ class _BaseSparseCenters(BaseSelectingClassifier):
     # -- fitting -------------------------------------------------------------------------
 
     def _pool_limit(self) -> int:
-        return _resolve_n_threads(self.n_jobs)
+        # n_jobs caps the own pool inside the fit: None is every CPU (resolve_n_jobs's rule)
+        return _threads.resolve_n_jobs(self.n_jobs, within_fit=True)
 
     def _center_stats(self, X, y_idx, n_classes: int) -> _kernel.CenterStats:
         balanced = self.objective == "balanced"
         if self.norm == "l2":
             stats = _kernel.l2_centers(
                 X, y_idx, n_classes, balanced=balanced, spread=self.standardize,
-                n_threads=_plan_pool(),
+                n_threads=_threads.pool_ceiling(),
             )
         else:
             stats = _kernel.l1_centers(
-                X, y_idx, n_classes, balanced=balanced, n_threads=_plan_pool()
+                X, y_idx, n_classes, balanced=balanced, n_threads=_threads.pool_ceiling()
             )
         if not stats.finite:
             with np.errstate(invalid="ignore", over="ignore"):  # sklearn's quick sum check
@@ -302,8 +287,10 @@ class SparseCenterClassifier(_BaseSparseCenters):
     n_jobs : int or None, default=None
         Threads over column blocks (l1 statistics; l2 class sums of dense X with at least
         2**20 entries). ``None`` or ``-1``: all CPUs available to the process (not
-        scikit-learn's "None means 1"); ``-2``: all but one; a positive count. The result does
-        not depend on it.
+        scikit-learn's "None means 1": it caps sparsefs's own pool inside one fit, which runs on
+        every CPU in the estimators without an ``n_jobs``, as scikit-learn's OpenMP threads
+        do; docs/contract.md, "n_jobs"); ``-2``: all but one; a positive count. The result
+        does not depend on it.
 
     Attributes
     ----------

@@ -2,7 +2,6 @@
 
 import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from numbers import Integral, Real
 from typing import ClassVar
@@ -201,9 +200,10 @@ class SparseKOSClassifier(BaseSelectingClassifier):
     n_jobs : int or None, default=None
         Threads for the cross-validation: its (fold, :math:`\sigma^2`) warm paths are
         independent and run concurrently, each on one BLAS thread (the fit then holds the
-        BLAS pools at one thread). ``None`` or 1: sequential, BLAS untouched; -1: every CPU
-        available to the process. The result does not depend on it (each path is computed
-        alone; only BLAS rounding can differ between thread counts).
+        BLAS pools at one thread). ``None``: 1 (scikit-learn's convention: unless inside
+        ``joblib.parallel_config(n_jobs=k)``) and 1: sequential, BLAS untouched; -1: every CPU
+        available to the process (docs/contract.md, "n_jobs"). The result does not depend on
+        it (each path is computed alone; only BLAS rounding can differ between thread counts).
     verbose : bool or int, default=False
         Show a progress bar (tqdm, on stderr) over the cross-validated paths of the tuning -
         the long part of a tuned fit (minutes at n = 3000 with the paper's defaults): one step
@@ -676,11 +676,16 @@ class SparseKOSClassifier(BaseSelectingClassifier):
                 bar.update(1)
             return errs[0]
 
-        n_threads = _resolve_n_jobs(self.n_jobs, len(tasks))
+        n_threads = _threads.resolve_n_jobs(self.n_jobs, n_tasks=len(tasks))
+        results = [None] * len(tasks)
+
+        def run_at(i):
+            results[i] = run(tasks[i])
+
         try:
-            if n_threads > 1:
-                with threadpool_limits(limits=1), ThreadPoolExecutor(n_threads) as pool:
-                    results = list(pool.map(run, tasks))
+            if n_threads > 1:  # sparsefs's pool; each path on one BLAS thread
+                with threadpool_limits(limits=1):
+                    _threads.run_tasks(run_at, len(tasks), n_threads)
             else:
                 results = [run(task) for task in tasks]
         finally:
@@ -809,17 +814,6 @@ _SINGLE_THREAD_ROWS = 1500
 
 #: floor on the Stabilization ridge (the clipped formula can give 0; (5) needs gamma > 0)
 _MIN_RIDGE = 1e-8
-
-
-def _resolve_n_jobs(n_jobs, n_tasks: int) -> int:
-    """``None``: 1; -1: every CPU available to the process; ``k > 0``: k (at most n_tasks)."""
-    if n_jobs is None:
-        return 1
-    if n_jobs == 0:
-        raise ValueError("n_jobs=0 is not allowed; pass None, -1 (all CPUs) or a count >= 1.")
-    n_cpus = _threads.available_cpus()
-    n = int(n_jobs) if n_jobs > 0 else max(1, n_cpus + 1 + int(n_jobs))
-    return max(1, min(n, n_tasks))
 
 
 def _standardize(X: np.ndarray, enabled: bool):

@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from sparsefs._kernels import penalized_gmm as _em
+from sparsefs._kernels.columns import TINY
 from sparsefs.base import BaseSelectingClusterer
 from sparsefs.clustering._sparse_kmeans import (
     _INT32_MAX,
@@ -235,7 +236,7 @@ class PenalizedGaussianMixture(BaseSelectingClusterer):
             if used.shape[0] == fit.resp.shape[1]:
                 break
             resp = fit.resp[:, used]
-            resp /= np.maximum(resp.sum(axis=1, keepdims=True), np.finfo(np.float64).tiny)
+            resp /= np.maximum(resp.sum(axis=1, keepdims=True), TINY)
             fit = self._em(Xc, resp, alpha)
             labels = np.argmax(fit.resp, axis=1)
 

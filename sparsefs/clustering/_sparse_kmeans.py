@@ -30,7 +30,7 @@ from sparsefs._kernels.sparse_kmeans_alternation import Restarts as _Restarts
 from sparsefs._kernels.sparse_kmeans_alternation import Solver as _Solver
 from sparsefs._kernels.sparse_kmeans_alternation import best_alternation as _best_alternation
 from sparsefs._kernels.sparse_kmeans_alternation import chain_path as _chain_path
-from sparsefs._kernels.sparse_kmeans_alternation import power_of_two_scale as _power_of_two_scale
+from sparsefs._kernels.sparse_kmeans_alternation import data_scale as _data_scale
 from sparsefs._kernels.sparse_kmeans_alternation import restart_search as _restart_search
 from sparsefs._kernels.sparse_kmeans_alternation import starts as _starts
 from sparsefs.base import BaseSelectingClusterer
@@ -62,10 +62,10 @@ def _column_transform(X: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.
     ``X * 2**k`` equals the fit on X.
     """
     if not standardize:
-        c = _power_of_two_scale(X)
+        c = _data_scale(X)
         return (X / c if c != 1.0 else X), np.zeros(X.shape[1]), c
     colmax, colmin = X.max(axis=0), X.min(axis=0)
-    c = _power_of_two_scale(X, colmax, colmin)
+    c = _data_scale(colmax=colmax, colmin=colmin)
     if X.flags.c_contiguous:  # three compiled passes, one copy
         out, mean, sd = _k.standardize_columns(X, c, colmax, colmin)
         return out, mean * c, sd * c
@@ -84,8 +84,7 @@ def _column_transform(X: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.
 def _sparse_transform(X, standardize: bool):
     """:func:`_column_transform` of sparse X: an implicit matrix (``ImplicitRows``: stored
     entries scaled, the centring a dense background row), never densified."""
-    c = _power_of_two_scale(X, np.array([max(float(X.data.max()), 0.0)]),
-                            np.array([min(float(X.data.min()), 0.0)])) if X.nnz else 1.0
+    c = _data_scale(colmax=X.data, colmin=X.data) if X.nnz else 1.0
     Z, mean, sd = _k.standardize_sparse(X, standardize, c)
     if not standardize:
         return Z, np.zeros(X.shape[1]), c

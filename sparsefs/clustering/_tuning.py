@@ -18,13 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sparsefs._kernels.columns import TINY
 from sparsefs._kernels.sparse_kmeans import gap_statistic, permute_columns, select_gap
 from sparsefs.utils._progress import fit_progress
 
 __all__ = ["GapResult", "gap_tuning"]
 
-# O(s) is a sum of squares; a zero (no cluster structure at all) is floored before the log.
-_TINY = np.finfo(np.float64).tiny
 
 
 @dataclass(frozen=True)
@@ -123,11 +122,11 @@ def gap_tuning(
     with fit_progress(1 + len(permutation_seeds), desc, progress) as bar:
         fits = list(fit_path(X, data_seed))
         bar.update(1)
-        log_obj = np.log(np.maximum([f.objective for f in fits], _TINY))
+        log_obj = np.log(np.maximum([f.objective for f in fits], TINY))
         ref = np.empty((len(permutation_seeds), grid.shape[0]))
         for b, (perm_seed, fit_seed) in enumerate(permutation_seeds):
             ref_fits = fit_path(permute_columns(X, perm_seed), fit_seed)
-            ref[b] = np.log(np.maximum([f.objective for f in ref_fits], _TINY))
+            ref[b] = np.log(np.maximum([f.objective for f in ref_fits], TINY))
             bar.update(1)
     gap, sd = gap_statistic(log_obj, ref)
     best = select_gap(gap, sd, rule)

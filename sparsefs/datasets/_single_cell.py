@@ -9,7 +9,6 @@ or muscat (GPL) was read or used.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -18,6 +17,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
+
+from sparsefs._kernels.threads import resolve_n_jobs, run_tasks
 
 from ._loaders import Dataset
 from ._synthetic import _check_int, _check_real
@@ -242,8 +243,9 @@ def make_multi_donor_counts(
     target_sum : float, default=1e4
         The normalised library size.
     n_jobs : int or None, default=None
-        Threads drawing the donors' cells (``None``: 1; ``-1``: all CPUs). The data do not
-        depend on it (each donor has its own random stream).
+        Threads drawing the donors' cells (``None``: 1, unless inside
+        ``joblib.parallel_config(n_jobs=k)``; ``-1``: all CPUs; docs/contract.md, "n_jobs").
+        The data do not depend on it (each donor has its own random stream).
 
     Returns
     -------
@@ -347,12 +349,13 @@ def make_multi_donor_counts(
         return _donor_counts(np.random.default_rng(int(seeds[d])), t_idx, base, phis,
                              library_sd)
 
-    n_threads = _n_threads(n_jobs)
-    if n_threads == 1:
-        blocks = [donor_block(d) for d in range(n_donors)]
-    else:
-        with ThreadPoolExecutor(n_threads) as pool:
-            blocks = list(pool.map(donor_block, range(n_donors)))
+    n_threads = resolve_n_jobs(n_jobs, n_tasks=n_donors)
+    blocks = [None] * n_donors
+
+    def fill(d):
+        blocks[d] = donor_block(d)
+
+    run_tasks(fill, n_donors, n_threads)
     counts = sp.vstack(blocks, format="csr")
     totals = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
     scale = np.divide(target_sum, totals, out=np.zeros_like(totals), where=totals > 0)
@@ -493,11 +496,3 @@ def _donor_counts(gen: np.random.Generator, t_idx: np.ndarray, base: np.ndarray,
             block.eliminate_zeros()
         blocks.append(block)
     return sp.vstack(blocks, format="csr") if len(blocks) > 1 else blocks[0]
-
-
-def _n_threads(n_jobs: int | None) -> int:
-    if n_jobs is None:
-        return 1
-    from joblib import effective_n_jobs
-
-    return max(1, int(effective_n_jobs(n_jobs)))

@@ -12,7 +12,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import class_specific as _kernel
-from sparsefs._kernels.columns import duplicate_column_groups, power_of_two_scale
+from sparsefs._kernels.columns import duplicate_column_groups, power_of_two_exponent
 from sparsefs._kernels.ranking import is_top_set, rank_scores
 from sparsefs.base import BaseSelector
 from sparsefs.utils._sklearn_compat import StrOptions
@@ -89,7 +89,7 @@ def smote_resample(
     # underflow near 1e-300; SMOTE runs on X times a power of two that brings its largest
     # magnitude near 1 (exact both ways: only the exponents change), and the synthetic rows
     # x + u (x_nn - x) are scaled back by the same power
-    shift = int(np.frexp(power_of_two_scale(X))[1]) - 1  # X / 2**shift: max |X| in [1, 2)
+    shift = power_of_two_exponent(X)  # X / 2**shift: max |X| in [1, 2)
     if shift == 0:
         return SMOTE(k_neighbors=k, random_state=seed).fit_resample(X, y)
     X_res, y_res = SMOTE(k_neighbors=k, random_state=seed).fit_resample(

@@ -7,12 +7,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import donors as _donors
 from sparsefs._kernels import multiple_testing as _mt
+from sparsefs._kernels.threads import resolve_n_jobs
 from sparsefs.base import BaseSelector, SupportMixin
 from sparsefs.utils._factory import make_estimator
 from sparsefs.utils._sklearn_compat import Hidden, Interval, StrOptions
@@ -261,7 +262,8 @@ class ErrorControlSelector(BaseSelector):
     random_state : int, RandomState instance or None, default=None
         Seeds the permutations.
     n_jobs : int or None, default=None
-        Parallel permutation fits (joblib; ``None`` = 1, ``-1`` = all cores).
+        Parallel permutation fits (joblib; ``None``: 1, unless inside
+        ``joblib.parallel_config(n_jobs=k)``; ``-1``: all CPUs; docs/contract.md, "n_jobs").
     target_type : {"auto", "classification", "regression"}, default="auto"
         How a non-structured ``y`` is read: ``"auto"`` follows scikit-learn's
         ``type_of_target`` (float values: continuous, integers: classes; with an estimator
@@ -678,7 +680,7 @@ class ErrorControlSelector(BaseSelector):
                 raise ValueError(f"strata must have shape ({X.shape[0]},); got {strata.shape}.")
             self._warn_floor(B, X.shape[1])
             rows, index, source = stratified_permutations(strata, B, rng), None, y_idx
-        n_jobs = effective_n_jobs(self.n_jobs)
+        n_jobs = resolve_n_jobs(self.n_jobs)
         n_rows = rows.shape[0]
         if n_jobs == 1:
             exceed, maxima = _exceedances(base, X, source, rows, index, observed)

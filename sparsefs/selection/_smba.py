@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsefs._kernels import smba as _kernel
+from sparsefs._kernels.columns import power_of_two_exponent
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
@@ -369,8 +370,7 @@ class SMBA(BaseSelector):
             idx = np.flatnonzero(varying)
             Xv = np.array(X[:, idx], dtype=np.float64, order="C")
         # C is invariant to X -> cX: divide by a power of two near max |X| (exact)
-        peak = float(np.abs(Xv).max(initial=0.0))
-        exponent = int(np.frexp(peak)[1]) if peak > 0 else 0
+        exponent = power_of_two_exponent(Xv, above=True)
         if exponent:
             Xv = np.ldexp(Xv, -exponent)
         if self.center and idx.size:

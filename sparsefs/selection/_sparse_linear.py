@@ -8,13 +8,8 @@ from typing import ClassVar
 import numpy as np
 
 from sparsefs._kernels.columns import duplicate_partition
-from sparsefs._kernels.l21 import (
-    GroupL21Penalty,
-    ProxGradResult,
-    prepare_design,
-    row_norms,
-    selection_scores,
-)
+from sparsefs._kernels.group_lasso import GroupL21Penalty, ProxGradResult, row_norms
+from sparsefs._kernels.l21 import prepare_design, selection_scores
 from sparsefs._kernels.smba import merge_duplicate_rows
 from sparsefs._kernels.stats import one_hot_dense
 from sparsefs.base import BaseSelector
@@ -35,7 +30,7 @@ class SparseLinearSelector(BaseSelector):
     hooks,
 
     * ``_lambda_max(X, Y)`` - the smallest penalty with :math:`W = 0` for the prepared design;
-    * ``_solve(X, Y, lam_max)`` - the :class:`~sparsefs._kernels.l21.ProxGradResult` at
+    * ``_solve(X, Y, lam_max)`` - the :class:`~sparsefs._kernels.group_lasso.ProxGradResult` at
       ``alpha``; by default it calls ``_solver(X, Y, alpha, lam_max=, max_iter=, tol=)``, so a
       kernel with that signature is plugged in as
       ``_lambda_max = staticmethod(kernel.lambda_max)`` and

@@ -12,6 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 
 from sparsefs._kernels import stability as _kernel
+from sparsefs._kernels.threads import resolve_n_jobs
 from sparsefs.base import (
     BaseSelector,
     SupportMixin,
@@ -210,8 +211,9 @@ class StabilitySelector(BaseSelector):
         Stratify the resamples by class (by the event indicator for a survival target) when
         the base estimator is supervised.
     n_jobs : int, default=None
-        Resamples fitted in parallel with joblib (``-1``: all CPUs). The result does not depend
-        on it: every resample and seed is drawn before the fits.
+        Resamples fitted in parallel with joblib (``None``: 1, unless inside
+        ``joblib.parallel_config(n_jobs=k)``; ``-1``: all CPUs; docs/contract.md, "n_jobs").
+        The result does not depend on it: every resample and seed is drawn before the fits.
     random_state : int, RandomState instance or None, default=None
         Draws the resamples (and the base estimator's seeds, see ``estimator``).
     verbose : bool, default=False
@@ -673,8 +675,9 @@ class StabilitySelector(BaseSelector):
 
     def _run(self, X, y_idx, indices, seeds, seed_keys, path):
         m = len(indices)
-        sequential = self.n_jobs in (None, 1)
-        n_chunks = m if sequential else min(m, 4 * max(1, _effective_n_jobs(self.n_jobs)))
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        sequential = n_jobs == 1
+        n_chunks = m if sequential else min(m, 4 * n_jobs)
         bounds = np.linspace(0, m, n_chunks + 1).astype(int)
         chunks = [(bounds[i], bounds[i + 1]) for i in range(n_chunks) if bounds[i] < bounds[i + 1]]
         jobs = (
@@ -690,7 +693,7 @@ class StabilitySelector(BaseSelector):
                                       None if seeds is None else seeds[a:b], seed_keys, path)
                            for a, b in chunks)
             else:
-                results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
+                results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
             for (a, b), (sup, rank, path_sup) in zip(chunks, results):
                 supports.append(sup)
                 rankings.append(rank)
@@ -724,9 +727,3 @@ def _group_counts(X, supports: np.ndarray) -> np.ndarray:
     rows = np.nonzero(supports)
     hit[rows[0], first[rows[1]]] = True
     return hit[:, first].sum(axis=0)
-
-
-def _effective_n_jobs(n_jobs) -> int:
-    from joblib import effective_n_jobs
-
-    return int(effective_n_jobs(n_jobs))

@@ -33,9 +33,7 @@ def blas_single_thread(active: bool = True) -> AbstractContextManager:
     """
     if not active:
         return nullcontext()
-    outer = _threads.current_plan()
-    pool = _threads.available_cpus() if outer is None else outer.pool
-    return _threads.applied(_threads.ThreadPlan(blas=1, pool=pool))
+    return _threads.applied(_threads.ThreadPlan(blas=1, pool=_threads.pool_ceiling()))
 
 
 def one_blas_thread(fit: F) -> F:

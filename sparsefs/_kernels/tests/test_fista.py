@@ -1,6 +1,6 @@
 """The compiled FISTA loop (sparsefs._kernels.fista) against the numpy loop it replaced.
 
-Reference: ``l21._fista_numpy``, the numpy loop (``engine="numpy"``), itself checked against
+Reference: ``group_lasso._fista_numpy``, the numpy loop (``engine="numpy"``), itself checked against
 the KKT conditions computed from scratch (test_l21.py, test_lasso.py) and scikit-learn
 (test_lasso.py). The two loops do the same arithmetic element by element and differ only in
 the order of the sums inside the products, so their iterates agree to rounding (asserted to
@@ -14,10 +14,11 @@ import pytest
 import scipy.sparse as sp
 
 from sparsefs._kernels import fista as _fista_kernel
-from sparsefs._kernels import l21
+from sparsefs._kernels import group_lasso, l21
 from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
-from sparsefs._kernels.l21 import GroupL21Penalty, LeastSquares, Multinomial, prepare_design
+from sparsefs._kernels.group_lasso import GroupL21Penalty, LeastSquares, Multinomial
+from sparsefs._kernels.l21 import prepare_design
 from sparsefs.datasets import make_planted_classification
 from sparsefs.selection import ElasticNetSelector, LassoSelector
 
@@ -34,7 +35,7 @@ def problem(n_classes, seed=0, n=50, m=14):
 
 def run_loop(engine, X, Y, penalty, lam, W0, b0, **kw):
     history = []
-    W, b, it, conv = l21._fista(X, Y, Multinomial(), penalty, lam, W0, b0,
+    W, b, it, conv = group_lasso._fista(X, Y, Multinomial(), penalty, lam, W0, b0,
                                 fit_intercept=True, history=history, engine=engine, **kw)
     return W, b, it, conv, np.asarray(history)
 
@@ -87,13 +88,13 @@ def test_compiled_stops_at_the_same_iteration(l1_ratio):
 
 
 def _numpy_only(monkeypatch):
-    fista = l21._fista
+    fista = group_lasso._fista
 
     def numpy_fista(*args, **kwargs):
         kwargs["engine"] = "numpy"
         return fista(*args, **kwargs)
 
-    monkeypatch.setattr(l21, "_fista", numpy_fista)
+    monkeypatch.setattr(group_lasso, "_fista", numpy_fista)
 
 
 @pytest.mark.parametrize("cls", [LassoSelector, ElasticNetSelector])
@@ -132,7 +133,7 @@ def test_auto_dispatch(monkeypatch):
     when the thread plan gives them."""
     X, _ = problem(3)
     enet, mult = ElasticNetPenalty(0.5), Multinomial()
-    applies = l21._compiled_applies
+    applies = group_lasso._compiled_applies
     assert applies(X, mult, enet, 3, True, "auto")
     assert not applies(X, mult, enet, 3, True, "numpy")
     assert not applies(X, mult, enet, 3, False, "auto")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
-from sparsefs._kernels.l21 import (
+from sparsefs._kernels.group_lasso import (
     GroupL21Penalty,
     LeastSquares,
     Multinomial,
@@ -21,12 +21,10 @@ from sparsefs._kernels.l21 import (
     irls_l21_step,
     l21_norm,
     lipschitz_bound,
-    path_to_n_nonzero,
-    prepare_design,
     prox_grad_working_set,
     row_norms,
-    selection_scores,
 )
+from sparsefs._kernels.l21 import path_to_n_nonzero, prepare_design, selection_scores
 
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
 

@@ -103,3 +103,37 @@ def test_every_fit_runs_under_the_plan(monkeypatch):
         UFCM(2, init="kmeans", random_state=0).fit(X)
         assert _counts() == before
     assert seen and all(set(c.values()) == {1} for c in seen), seen
+
+
+def test_resolve_n_jobs_is_one_rule():
+    """The n_jobs table of docs/contract.md, against its definition: joblib's own reading of
+    None (``joblib.effective_n_jobs``, the independent reference for scikit-learn's
+    convention), the CPU count for negative values, the task cap, and the within-fit None."""
+    import joblib
+
+    cpus = threads.available_cpus()
+    assert threads.resolve_n_jobs(None) == joblib.effective_n_jobs(None) == 1
+    assert threads.resolve_n_jobs(3) == 3
+    assert threads.resolve_n_jobs(-1) == cpus
+    assert threads.resolve_n_jobs(-2) == max(1, cpus - 1)
+    assert threads.resolve_n_jobs(-(cpus + 5)) == 1
+    assert threads.resolve_n_jobs(8, n_tasks=3) == 3
+    assert threads.resolve_n_jobs(-1, n_tasks=0) == 1
+    assert threads.resolve_n_jobs(None, within_fit=True) == cpus
+    assert threads.resolve_n_jobs(2, within_fit=True) == 2
+    with joblib.parallel_config(n_jobs=3):
+        assert threads.resolve_n_jobs(None) == 3
+        assert threads.resolve_n_jobs(None, n_tasks=2) == 2
+        assert threads.resolve_n_jobs(1) == 1
+        assert threads.resolve_n_jobs(None, within_fit=True) == cpus
+    for within in (False, True):
+        with pytest.raises(ValueError, match="n_jobs=0"):
+            threads.resolve_n_jobs(0, within_fit=within)
+
+
+def test_pool_ceiling_is_the_plans():
+    cpus = threads.available_cpus()
+    assert threads.pool_ceiling() == cpus
+    with threads.applied(threads.ThreadPlan(blas=1, pool=1)):
+        assert threads.pool_ceiling() == 1
+    assert threads.pool_ceiling() == cpus
