@@ -30,9 +30,9 @@ penalty / solver split:
   and the reweighted least-squares step of RFS solved in the smaller dimension
   (:func:`irls_l21_step`).
 
-Designs are dense arrays or the implicitly centred sparse operator of the l2,1 selectors
-(products, column selection, ``row_gram`` / ``col_gram``; any design that is not an ndarray is
-taken to be one). Method kernels take these pieces from here and never from one another.
+Designs are dense arrays or the implicitly centred sparse operator
+(:class:`~sparsefs._kernels.centered.CenteredSparse`: products, column selection, Gram
+matrices; never densified). Method kernels take these pieces from here and never from one another.
 
 References
 ----------
@@ -56,6 +56,7 @@ from numba import njit
 
 from sparsefs._kernels import fista as _fista_kernel
 from sparsefs._kernels import threads as _threads
+from sparsefs._kernels.centered import CenteredSparse
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
 
 __all__ = [
@@ -472,7 +473,7 @@ def lipschitz_bound(X: np.ndarray, curvature: float, fit_intercept: bool) -> flo
     n, d = X.shape
     if d == 0:
         return curvature * (n if fit_intercept else 1.0)
-    if not isinstance(X, np.ndarray):  # the implicitly centred sparse operator
+    if isinstance(X, CenteredSparse):
         # the smaller Gram matrix of [X, 1] from sparse products (as for dense X below) when
         # it is small; else the top eigenvalue by Lanczos on A^T A, matrix-free
         c = 1 if fit_intercept else 0
@@ -790,7 +791,7 @@ def irls_l21_step(
     n, d = X.shape
     b = row_weights
     a = sample_weights
-    if not isinstance(X, np.ndarray):  # the implicitly centred sparse operator
+    if isinstance(X, CenteredSparse):
         if n > d:  # fewer columns than rows: at most n x n dense entries
             X = X.toarray()
         else:
