@@ -20,36 +20,12 @@ Record on the commit before the change, compare after::
 
 from __future__ import annotations
 
-import pickle
 import sys
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
-
-
-def _val(x):
-    """A comparable, picklable snapshot of a result (arrays as dtype + shape + bytes)."""
-    if isinstance(x, np.ndarray):
-        if x.dtype == object:
-            return [_val(v) for v in x.tolist()]
-        return ("nd", str(x.dtype), x.shape, np.ascontiguousarray(x).tobytes())
-    if isinstance(x, (list, tuple)):
-        return [_val(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _val(v) for k, v in sorted(x.items())}
-    if isinstance(x, (float, np.floating)):
-        return ("f", np.float64(x).tobytes())
-    if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
-        return x if not isinstance(x, np.generic) else x.item()
-    if hasattr(x, "__dataclass_fields__"):
-        return {k: _val(getattr(x, k)) for k in x.__dataclass_fields__}
-    return ("repr", type(x).__name__)
-
-
-def _fitted(est) -> dict:
-    return {k: _val(v) for k, v in sorted(vars(est).items())
-            if k.endswith("_") and not k.startswith("_")}
+from _bits import fitted, main, snapshot
 
 
 def _data(n, d, seed, density, shift=1.0):
@@ -80,10 +56,11 @@ def record_linear(rec):
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
                             est.fit(Xs, y)
-                        rec[(cls.__name__, str(kw), seed, n, d, fmt, std)] = _fitted(est)
+                        rec[(cls.__name__, str(kw), seed, n, d, fmt, std)] = fitted(est)
 
 
 def record_l21_kernels(rec):
+    from sparsefs._kernels import group_lasso as gl
     from sparsefs._kernels import l21
 
     for seed in range(3):
@@ -95,23 +72,23 @@ def record_l21_kernels(rec):
                     prep = l21.prepare_design(sp.csr_array(X), center=center, standardize=std)
                     Z = prep.X
                     key = ("l21", seed, n, d, std, center)
-                    rec[(*key, "prep")] = _val([prep.offset, prep.scale, prep.constant])
+                    rec[(*key, "prep")] = snapshot([prep.offset, prep.scale, prep.constant])
                     W = rng.normal(size=(d, 3))
                     R = rng.normal(size=(n, 3))
-                    rec[(*key, "mv")] = _val([Z @ W, Z.T @ R, Z @ W[:, 0], Z.T @ R[:, 0]])
+                    rec[(*key, "mv")] = snapshot([Z @ W, Z.T @ R, Z @ W[:, 0], Z.T @ R[:, 0]])
                     for c in (True, False):
-                        rec[(*key, "lip", c)] = _val(l21.lipschitz_bound(Z, 0.5, c))
+                        rec[(*key, "lip", c)] = snapshot(gl.lipschitz_bound(Z, 0.5, c))
                     b = rng.random(d)
                     a = rng.random(n) + 0.5
-                    rec[(*key, "irls")] = _val(l21.irls_l21_step(Z, R, b, a, 0.3))
+                    rec[(*key, "irls")] = snapshot(gl.irls_l21_step(Z, R, b, a, 0.3))
                     cols = np.array([1, 4, 7])
-                    rec[(*key, "sub")] = _val(Z[:, cols] @ W[cols])
-                    saved = l21._SMALL_GRAM
+                    rec[(*key, "sub")] = snapshot(Z[:, cols] @ W[cols])
+                    saved = gl._SMALL_GRAM
                     try:  # the matrix-free Lanczos route of lipschitz_bound
-                        l21._SMALL_GRAM = 5
-                        rec[(*key, "lip_lanczos")] = _val(l21.lipschitz_bound(Z, 0.5, True))
+                        gl._SMALL_GRAM = 5
+                        rec[(*key, "lip_lanczos")] = snapshot(gl.lipschitz_bound(Z, 0.5, True))
                     finally:
-                        l21._SMALL_GRAM = saved
+                        gl._SMALL_GRAM = saved
 
 
 def record_ufcm(rec):
@@ -124,27 +101,27 @@ def record_ufcm(rec):
                 for scale in (1.0, 1e-150):
                     Xc, e, varying = uk.prepare_data(sp.csr_array(X * scale), standardize=std)
                     key = ("ufcm_k", seed, n, d, std, scale)
-                    rec[(*key, "prep")] = _val([e, varying, Xc @ np.eye(d)[:, :4]])
+                    rec[(*key, "prep")] = snapshot([e, varying, Xc @ np.eye(d)[:, :4]])
                     S = Xc[:, varying]
                     dv = S.shape[1]
                     rng = np.random.default_rng(seed)
-                    rec[(*key, "screen")] = _val(uk.correlation_screen(S))
-                    rec[(*key, "screened")] = _val(uk.screened_columns(S, 3))
-                    rec[(*key, "iso")] = _val(uk.isometric_coordinates(S))
-                    rec[(*key, "scale")] = _val(uk.data_scale(S))
+                    rec[(*key, "screen")] = snapshot(uk.correlation_screen(S))
+                    rec[(*key, "screened")] = snapshot(uk.screened_columns(S, 3))
+                    rec[(*key, "iso")] = snapshot(uk.isometric_coordinates(S))
+                    rec[(*key, "scale")] = snapshot(uk.data_scale(S))
                     labels = np.arange(n) % 3
                     beta_d = rng.random(dv) * 0.1 * uk.data_scale(S)
                     if dv <= 200:
-                        rec[(*key, "wm")] = _val(uk.w_matrix(S, labels, 0.7, beta_d))
+                        rec[(*key, "wm")] = snapshot(uk.w_matrix(S, labels, 0.7, beta_d))
                     v0 = rng.normal(size=dv)
                     for solver in ("dense", "arpack"):
                         W, vals = uk.w_step(S, labels, 0.7, beta_d, 2, solver=solver, v0=v0)
-                        rec[(*key, "ws", solver)] = _val([W, vals])
-                    rec[(*key, "obj")] = _val(uk.objective(S, W, labels, 0.7, 0.1, 0.5, 1e-9))
-                    rec[(*key, "km")] = _val(uk.kmeans(S, 3, np.random.default_rng(seed),
+                        rec[(*key, "ws", solver)] = snapshot([W, vals])
+                    rec[(*key, "obj")] = snapshot(uk.objective(S, W, labels, 0.7, 0.1, 0.5, 1e-9))
+                    rec[(*key, "km")] = snapshot(uk.kmeans(S, 3, np.random.default_rng(seed),
                                                         n_init=2))
-                    rec[(*key, "means")] = _val(uk.cluster_means(S, labels, 3))
-                    rec[(*key, "cost")] = _val(uk.kmeans_cost(S, labels))
+                    rec[(*key, "means")] = snapshot(uk.cluster_means(S, labels, 3))
+                    rec[(*key, "cost")] = snapshot(uk.kmeans_cost(S, labels))
 
 
 def record_ufcm_estimator(rec):
@@ -161,7 +138,7 @@ def record_ufcm_estimator(rec):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         est.fit(Xs)
-                    rec[("UFCM", seed, n, d, fmt, std)] = _fitted(est)
+                    rec[("UFCM", seed, n, d, fmt, std)] = fitted(est)
 
 
 def record_udfs(rec):
@@ -178,11 +155,11 @@ def record_udfs(rec):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         est.fit(Xs)
-                    rec[("UDFS", seed, n, d, fmt, std)] = _fitted(est)
+                    rec[("UDFS", seed, n, d, fmt, std)] = fitted(est)
             # the kernel on plain sparse input, and with a small dense_max (low-rank path)
             nb = np.array([[(i + j + 1) % n for j in range(4)] for i in range(n)])
             for dm in (1000, 10):
-                rec[("udfs_k", seed, n, d, dm)] = _val(uk.udfs(
+                rec[("udfs_k", seed, n, d, dm)] = snapshot(uk.udfs(
                     sp.csr_array(X), nb, 3, gamma=0.5, ridge=1.0, max_iter=30, dense_max=dm))
 
 
@@ -194,27 +171,5 @@ def record_all() -> dict:
     return rec
 
 
-def main(argv) -> int:
-    if len(argv) != 3 or argv[1] not in ("record", "compare"):
-        print(__doc__)
-        return 2
-    rec = record_all()
-    if argv[1] == "record":
-        with open(argv[2], "wb") as fh:
-            pickle.dump(rec, fh)
-        print(f"recorded {len(rec)} cases to {argv[2]}")
-        return 0
-    with open(argv[2], "rb") as fh:
-        old = pickle.load(fh)
-    bad = sorted(str(k) for k in old if rec.get(k) != old[k])
-    missing = set(old) ^ set(rec)
-    for k in bad[:40]:
-        print("DIFFERS", k)
-    if missing:
-        print(f"{len(missing)} cases recorded on one side only")
-    print(f"{len(old) - len(bad)} of {len(old)} cases identical bit for bit")
-    return 1 if bad or missing else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv, record_all, __doc__))

@@ -14,46 +14,19 @@ attribute (arrays as dtype + shape + bytes). ``compare`` refits and demands exac
     NUMBA_CACHE_DIR=/tmp/nc_g python benchmarks/record_guards_bits.py compare /tmp/g_before.pkl
 
 (one numba cache for both: machine code loaded from the cache can round differently from code
-compiled in-process, see ``record_kmeans_bits.py`` on s4-kmcore). ``--only a,b`` restricts to
+compiled in-process, see ``record_kmeans_bits.py``). ``--only a,b`` restricts to
 registry stems.
 """
 
 from __future__ import annotations
 
-import pickle
 import sys
 import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
-
-
-def _val(x):
-    if isinstance(x, np.ndarray):
-        if x.dtype == object:
-            return ("obj", [_val(v) for v in x.ravel()])
-        return ("nd", str(x.dtype), x.shape, np.ascontiguousarray(x).tobytes())
-    if sp.issparse(x):
-        x = sp.csr_array(x)
-        return ("sp", _val(x.data), _val(x.indices), _val(x.indptr), x.shape)
-    if isinstance(x, (list, tuple)):
-        return [_val(v) for v in x]
-    if isinstance(x, dict):
-        return {str(k): _val(v) for k, v in sorted(x.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(x, (float, np.floating)):
-        return ("f", np.float64(x).tobytes())
-    if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
-        return x.item() if isinstance(x, np.generic) else x
-    return ("repr", type(x).__name__)
-
-
-def _snapshot(est):
-    out = {}
-    for k, v in sorted(vars(est).items()):
-        if k.endswith("_") and not k.startswith("_"):
-            out[k] = _val(v)
-    return out
+from _bits import fitted, main
 
 
 def _data():
@@ -140,7 +113,7 @@ def run(only=None):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         est.fit(X, y)
-                    rec[key] = _snapshot(est)
+                    rec[key] = fitted(est)
                 except Exception as exc:  # the error is a result too
                     rec[key] = ("error", type(exc).__name__, str(exc)[:200])
         times[m.stem] = time.perf_counter() - t0
@@ -148,49 +121,14 @@ def run(only=None):
     return rec
 
 
-def _diff(a, b, path=""):
-    if type(a) is not type(b):
-        return [path]
-    if isinstance(a, dict):
-        out = [f"{path}/{k} (missing)" for k in set(a) ^ set(b)]
-        for k in sorted(set(a) & set(b), key=str):
-            out += _diff(a[k], b[k], f"{path}/{k}")
-        return out
-    if isinstance(a, (list, tuple)):
-        if len(a) != len(b):
-            return [path]
-        return [d for i, (u, v) in enumerate(zip(a, b)) for d in _diff(u, v, f"{path}[{i}]")]
-    return [] if a == b else [path]
-
-
-def main(argv):
-    mode, path = argv[1], argv[2]
+def _main(argv) -> int:
     only = None
     if "--only" in argv:
-        only = set(argv[argv.index("--only") + 1].split(","))
-    rec = run(only)
-    if mode == "record":
-        with open(path, "wb") as fh:
-            pickle.dump(rec, fh)
-        print(f"recorded {len(rec)} fits")
-        return 0
-    with open(path, "rb") as fh:
-        old = pickle.load(fh)
-    bad = 0
-    for key in sorted(set(old) | set(rec), key=str):
-        if only and key[0] not in only:
-            continue
-        if key not in old or key not in rec:
-            print("missing", key)
-            bad += 1
-            continue
-        d = _diff(old[key], rec[key])
-        if d:
-            bad += 1
-            print("DIFF", key, d[:5])
-    print(f"compared {len(rec)} fits: {bad} differ")
-    return 1 if bad else 0
+        i = argv.index("--only")
+        only = set(argv[i + 1].split(","))
+        argv = argv[:i] + argv[i + 2:]
+    return main(argv, lambda: run(only), __doc__)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(_main(sys.argv))

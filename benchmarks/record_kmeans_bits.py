@@ -25,29 +25,12 @@ with the warm one it leaves::
 
 from __future__ import annotations
 
-import pickle
 import sys
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
-
-
-def _val(x):
-    """A comparable, picklable snapshot of a result (arrays as dtype + shape + bytes)."""
-    if isinstance(x, np.ndarray):
-        return ("nd", str(x.dtype), x.shape, np.ascontiguousarray(x).tobytes())
-    if isinstance(x, (list, tuple)):
-        return [_val(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _val(v) for k, v in sorted(x.items())}
-    if isinstance(x, (float, np.floating)):
-        return ("f", np.float64(x).tobytes())
-    if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
-        return x if not isinstance(x, np.generic) else x.item()
-    if hasattr(x, "labels") and hasattr(x, "inertia"):  # KMeansResult
-        return _val([x.labels, x.centers, x.inertia, x.n_iter, x.converged])
-    raise TypeError(type(x))
+from _bits import main, snapshot
 
 
 def _problems():
@@ -91,42 +74,42 @@ def record_kernels(rec):
                 for alg in ("hartigan", "lloyd"):
                     for seed in (0, 1, 7):
                         r = km.kmeans(Xs, K, n_init=3, seed=seed, algorithm=alg, return_all=True)
-                        rec[(name, kind, K, alg, seed)] = _val(r)
+                        rec[(name, kind, K, alg, seed)] = snapshot(r)
                     r = km.kmeans(Xs, K, n_init=2, seed=5, init="random", algorithm=alg,
                                   return_all=True)
-                    rec[(name, kind, K, alg, "random")] = _val(r)
+                    rec[(name, kind, K, alg, "random")] = snapshot(r)
                     dense = X if kind == "dense" else Xs.toarray()
                     C0 = dense[np.arange(K) * (n // K)] + 0.05
                     r = km.kmeans(Xs, K, n_init=2, seed=2, init=C0, algorithm=alg,
                                   return_all=True)
-                    rec[(name, kind, K, alg, "given")] = _val(r)
+                    rec[(name, kind, K, alg, "given")] = snapshot(r)
                     # all starts at one point: empties to fill
                     C1 = np.repeat(dense[:1], K, axis=0) + np.arange(K)[:, None] * 1e-9
                     r = km.kmeans(Xs, K, n_init=1, init=C1, algorithm=alg)
-                    rec[(name, kind, K, alg, "collapsed")] = _val(r)
+                    rec[(name, kind, K, alg, "collapsed")] = snapshot(r)
                 labels = np.arange(n) % K
-                rec[(name, kind, K, "means")] = _val(skm.cluster_means(Xs, labels, K))
-                rec[(name, kind, K, "stats")] = _val(skm.cluster_stats(Xs, labels, K))
+                rec[(name, kind, K, "means")] = snapshot(skm.cluster_means(Xs, labels, K))
+                rec[(name, kind, K, "stats")] = snapshot(skm.cluster_stats(Xs, labels, K))
                 w = np.abs(np.random.default_rng(K).normal(size=X.shape[1]))
                 w[::3] = 0.0
                 if w.sum() > 0:
                     Xw = km.weighted_columns(Xs, w)
-                    rec[(name, kind, K, "weighted")] = _val(
+                    rec[(name, kind, K, "weighted")] = snapshot(
                         km.kmeans(Xw, K, n_init=2, seed=K, return_all=True))
             if kind == "dense":
                 for K in (2, 3, 5):
                     if n < K:
                         continue
                     rng = np.random.default_rng(K)
-                    rec[(name, "pp", K)] = _val(km.kmeans_plusplus(X, K, rng))
+                    rec[(name, "pp", K)] = snapshot(km.kmeans_plusplus(X, K, rng))
                     C0 = X[rng.choice(n, size=K, replace=False)]
-                    rec[(name, "hw", K)] = _val(km.hartigan_wong(X, C0))
-                    rec[(name, "hw_lf", K)] = _val(km.hartigan_wong(X, C0, lloyd_first=True))
-                    rec[(name, "lloyd", K)] = _val(km.lloyd(X, C0))
+                    rec[(name, "hw", K)] = snapshot(km.hartigan_wong(X, C0))
+                    rec[(name, "hw_lf", K)] = snapshot(km.hartigan_wong(X, C0, lloyd_first=True))
+                    rec[(name, "lloyd", K)] = snapshot(km.lloyd(X, C0))
                     labels = rng.integers(K, size=n)
-                    rec[(name, "wcss", K)] = _val(km.wcss(X, labels, K))
-                    rec[(name, "gains", K)] = _val(km.transfer_gains(X, labels, K))
-                    rec[(name, "means_f", K)] = _val(skm.cluster_means(np.asfortranarray(X),
+                    rec[(name, "wcss", K)] = snapshot(km.wcss(X, labels, K))
+                    rec[(name, "gains", K)] = snapshot(km.transfer_gains(X, labels, K))
+                    rec[(name, "means_f", K)] = snapshot(skm.cluster_means(np.asfortranarray(X),
                                                                        labels, K))
 
 
@@ -144,12 +127,12 @@ def record_ufcm(rec):
             for seed in (0, 3):
                 for kind, Y in (("dense", Xc), ("centered", Cs)):
                     rng = np.random.default_rng(seed)
-                    rec[("ufcm", name, kind, K, seed)] = _val(
+                    rec[("ufcm", name, kind, K, seed)] = snapshot(
                         uk.kmeans(Y, K, rng, n_init=3))
                     labels = np.arange(n) % K
-                    rec[("ufcm_means", name, kind, K)] = _val(uk.cluster_means(Y, labels, K))
-                    rec[("ufcm_cost", name, kind, K)] = _val(uk.kmeans_cost(Y, labels))
-            rec[("ufcm_init", name, K)] = _val(uk.kmeans(Xc, K, np.random.default_rng(1),
+                    rec[("ufcm_means", name, kind, K)] = snapshot(uk.cluster_means(Y, labels, K))
+                    rec[("ufcm_cost", name, kind, K)] = snapshot(uk.kmeans_cost(Y, labels))
+            rec[("ufcm_init", name, K)] = snapshot(uk.kmeans(Xc, K, np.random.default_rng(1),
                                                          init=Xc[:K] + 0.01))
 
 
@@ -175,11 +158,11 @@ def record_estimators(rec):
             ):
                 est.fit(Xi)
                 key = ("est", type(est).__name__, repr(est.get_params()), kind, seed)
-                rec[key] = _val({k: v for k, v in vars(est).items()
+                rec[key] = snapshot({k: v for k, v in vars(est).items()
                                  if k.endswith("_") and isinstance(v, (np.ndarray, float, int))})
         g = PenalizedGaussianMixture(3, n_alphas=3, n_init=2, max_iter=20, random_state=seed)
         g.fit(X)
-        rec[("est", "pgmm", seed)] = _val({k: v for k, v in vars(g).items() if k.endswith("_")
+        rec[("est", "pgmm", seed)] = snapshot({k: v for k, v in vars(g).items() if k.endswith("_")
                                            and isinstance(v, (np.ndarray, float, int))})
 
 
@@ -197,9 +180,9 @@ def record_dask(rec):
         X[:, :3] += 3.0 * rng.normal(size=(3, 3))[rng.integers(3, size=90)]
         Xd = da.from_array(X, chunks=(25, 12))
         labels = rng.integers(3, size=90)
-        rec[("dask_means", seed)] = _val(dk.cluster_means(Xd, labels, 3))
+        rec[("dask_means", seed)] = snapshot(dk.cluster_means(Xd, labels, 3))
         est = L0KMeans(3, 4, n_init=3, random_state=seed).fit(Xd)
-        rec[("dask_est", seed)] = _val({k: v for k, v in vars(est).items() if k.endswith("_")
+        rec[("dask_est", seed)] = snapshot({k: v for k, v in vars(est).items() if k.endswith("_")
                                         and isinstance(v, (np.ndarray, float, int))})
 
 
@@ -212,24 +195,5 @@ def record():
     return rec
 
 
-def main(argv):
-    mode, path = argv[1], argv[2]
-    rec = record()
-    if mode == "record":
-        with open(path, "wb") as fh:
-            pickle.dump(rec, fh)
-        print(f"recorded {len(rec)} cases to {path}")
-        return 0
-    with open(path, "rb") as fh:
-        ref = pickle.load(fh)
-    bad = [k for k in ref if k not in rec or rec[k] != ref[k]]
-    extra = [k for k in rec if k not in ref]
-    for k in bad[:20]:
-        print("DIFFERS:", k)
-    print(f"{len(ref) - len(bad)} of {len(ref)} cases bit-for-bit equal; {len(bad)} differ; "
-          f"{len(extra)} new")
-    return 1 if bad else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv, record, __doc__))
