@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from sparsefs._kernels.centered import CenteredSparse, sparse_col_extrema
-from sparsefs._kernels.columns import power_of_two_scale
+from sparsefs._kernels.columns import TINY, power_of_two_scale
 
 __all__ = ["UDFSResult", "udfs", "udfs_local_matrix"]
 
@@ -158,7 +158,7 @@ def udfs_local_matrix(X: np.ndarray, neighbors: np.ndarray, ridge: float) -> sp.
 
 
 def _d_from_rows(row_sq: np.ndarray) -> np.ndarray:
-    eps = _EPS_REL * max(float(row_sq.max(initial=0.0)), np.finfo(float).tiny)
+    eps = _EPS_REL * max(float(row_sq.max(initial=0.0)), TINY)
     return 0.5 / np.sqrt(row_sq + eps)
 
 
@@ -267,7 +267,7 @@ def udfs(
         history.append(trace_term(W) + gamma * float(np.sqrt(row_sq).sum()))
         dvec = _d_from_rows(row_sq)
         if len(history) > 1 and abs(history[-1] - history[-2]) <= tol * max(
-            abs(history[-2]), np.finfo(float).tiny
+            abs(history[-2]), TINY
         ):
             converged = True
             break

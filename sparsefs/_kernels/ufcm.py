@@ -60,6 +60,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsefs._kernels.centered import CenteredSparse, center_sparse, sparse_col_extrema
+from sparsefs._kernels.columns import SAFE_RANGE, power_of_two_exponent
 from sparsefs._kernels.ufcm_kmeans import cluster_means, kmeans, kmeans_cost
 from sparsefs._kernels.ufcm_wstep import (
     DENSE_MAX_FEATURES,
@@ -106,8 +107,6 @@ __all__ = [
 
 # Relative size of the smoothing epsilon of the l2,p weights (specs/ufcm.md B.4).
 _EPS_REL = 1e-8
-# prepare_data rescales X by a power of two when its largest magnitude is outside this range.
-_SAFE_RANGE = (1e-100, 1e100)
 #: Relative accuracy of the Ritz values of the W-steps inside :func:`ufcm` (ARPACK's ``tol``;
 #: 0 is machine precision). The objective depends on the subspace only to second order in the
 #: residual, so 1e-8 leaves it unchanged to ~1e-12 relative (measured: the same objective to 10
@@ -136,8 +135,7 @@ def _prepare_sparse(X, standardize: bool) -> tuple[CenteredSparse, int, np.ndarr
     if not standardize:
         cmax, cmin = sparse_col_extrema(X)
         amax = float(max(np.abs(cmax).max(initial=0.0), np.abs(cmin).max(initial=0.0)))
-        if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
-            exponent = int(np.frexp(amax)[1])
+        exponent = power_of_two_exponent(amax=amax, safe_range=SAFE_RANGE, above=True)
     Xc, _, _, constant = center_sparse(X, standardize=standardize, exponent=exponent,
                                        fmt="csr")
     return Xc, exponent, ~constant
@@ -190,9 +188,8 @@ def prepare_data(
         Xc[:, ~varying] = 0.0
         return Xc, 0, varying
     amax = float(np.abs(Xc).max()) if Xc.size else 0.0
-    exponent = 0
-    if amax > _SAFE_RANGE[1] or 0.0 < amax < _SAFE_RANGE[0]:
-        exponent = int(np.frexp(amax)[1])
+    exponent = power_of_two_exponent(amax=amax, safe_range=SAFE_RANGE, above=True)
+    if exponent:
         Xc = np.ldexp(Xc, -exponent)
     Xc -= Xc.mean(axis=0)
     Xc[:, ~varying] = 0.0

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from sparsefs._kernels import ufcm as _kernel
-from sparsefs._kernels.columns import tie_duplicate_scores
+from sparsefs._kernels.columns import TINY, tie_duplicate_scores
 from sparsefs._kernels.graphs import degrees, knn_affinity, spectral_embedding
 from sparsefs.base import BaseSelector
 from sparsefs.exceptions import ConvergenceWarning
@@ -419,7 +419,7 @@ class UFCM(BaseSelector):
             self.converged_ = result.converged
             if not result.converged:
                 change = abs(result.objective[-1] - result.objective[-2]) / max(
-                    abs(result.objective[-2]), np.finfo(float).tiny
+                    abs(result.objective[-2]), TINY
                 )
                 warnings.warn(
                     f"UFCM stopped at max_iter={self.max_iter} (relative change of the "
