@@ -383,10 +383,10 @@ class Search:
     start_objectives : ndarray
         The final objective of every start followed to convergence, in the order they ran
         (first partitions, the continuation, feature-subset starts, random partitions, the
-        union, the perturbations).
+        union, the module exchange, the perturbations).
     independent : ndarray of bool
         Which of them are independent of the others (first partitions, feature-subset
-        starts, random partitions; not the continuation, union or perturbations).
+        starts, random partitions; not the continuation, union, exchange or perturbations).
     n_best : int
         Starts that reached the best objective (relative 1e-9).
     """
@@ -514,14 +514,19 @@ def restart_search(ops, first, w_step, *, max_iter, tol, solver, restarts: Resta
        (k-means on all features; :func:`best_alternation`), and from ``extra``;
     2. from k-means (one k-means++ start) on the ``subset_size`` columns most correlated with
        each of ``restarts.n_feature_starts`` seed columns: a third the columns of largest
-       absolute excess kurtosis, the rest drawn at random (a sparse cluster structure is
-       carried by a block of co-varying features; the optimum on ALLAML, two samples extreme
-       on 20 genes, was found by 2.7 % of random seeds and 8-11 % of the kurtosis-ranked
-       ones, on GLIOMA and Yale random seeds did better);
+       absolute excess kurtosis, the rest drawn at random from the columns that no earlier
+       subset holds, a cover of the features (a sparse cluster structure is carried by a
+       block of co-varying features; the optimum on ALLAML, two samples extreme on 20 genes,
+       was found by 2.7 % of random seeds and 8-11 % of the kurtosis-ranked ones, on GLIOMA
+       and Yale random seeds did better; on lymphoma, independent draws left a block of the
+       optimum unvisited in some seeds' 155 starts);
     3. from ``restarts.n_random_starts`` random balanced partitions;
     4. from k-means (10 starts) on the union of the supports of the ``restarts.union_size``
        best fits so far (a polish over the candidate supports);
-    5. from ``restarts.n_perturb`` perturbations of the best fit so far (a random 15 % of the
+    5. the module exchange from the best fit so far (:func:`_module_exchange`: one module of
+       co-varying columns of its support swapped for one of the ``restarts.n_exchange``
+       best-scoring modules of the other fits' supports, in rounds while it improves);
+    6. from ``restarts.n_perturb`` perturbations of the best fit so far (a random 15 % of the
        samples moved to random clusters; the best is updated as it goes); then, if only one
        start has reached the best objective, from up to ``restarts.n_perturb`` more, until
        one reaches it again (``n_best`` then counts it twice; when none does, the best is

@@ -514,8 +514,8 @@ _COMMON_ATTRS = """\
     start_objectives_ : ndarray
         The final objective of every start of the final fit, in the order they ran (the
         first partitions, the tuning fit's continuation, the feature-subset starts, the
-        random partitions, the union of supports, the perturbations): the spread of the
-        local optima the alternation reaches.
+        random partitions, the union of supports, the module exchange, the perturbations):
+        the spread of the local optima the alternation reaches.
     n_best_starts_ : int
         How many of them reached the objective of the fit returned (relative 1e-9). When
         only one did, a ``RestartWarning`` says so: another ``random_state`` may end at
