@@ -224,16 +224,26 @@ class _DaskOps:
         Z = np.ascontiguousarray(self.Xt[:, cols].compute(), dtype=np.float64)
         return _km.weighted_columns(Z, w[cols])
 
-    def correlations(self, j):
-        """``|corr(x_j, x_l)|`` for every column l (the in-memory ``InMemory.correlations``:
-        centred inner products over the norms; 0 for constant columns)."""
+    def _centred_stats(self):
         if getattr(self, "_centred", None) is None:
             n = self.Xt.shape[0]
             mean = np.asarray(self.Xt.mean(axis=0).compute(), dtype=np.float64)
             sq = np.asarray((self.Xt * self.Xt).sum(axis=0).compute(), dtype=np.float64)
             norms = np.sqrt(np.maximum(sq - n * mean**2, 0.0))
             self._centred = (mean, np.where(norms > 0, norms, np.inf))
-        mean, norms = self._centred
+        return self._centred
+
+    def correlation_matrix(self, cols):
+        """``|corr|`` among the columns ``cols`` (``InMemory.correlation_matrix``), in one
+        pass reading those columns."""
+        mean, norms = self._centred_stats()
+        Z = np.asarray(self.Xt[:, cols].compute(), dtype=np.float64) - mean[cols]
+        return np.abs(Z.T @ Z) / np.outer(norms[cols], norms[cols])
+
+    def correlations(self, j):
+        """``|corr(x_j, x_l)|`` for every column l (the in-memory ``InMemory.correlations``:
+        centred inner products over the norms; 0 for constant columns)."""
+        mean, norms = self._centred_stats()
         z = np.asarray(self.Xt[:, j].compute(), dtype=np.float64) - mean[j]
         inner = np.asarray((self.Xt.T @ z).compute(), dtype=np.float64)
         return np.abs(inner) / (norms * norms[j])

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.cluster import hierarchy as _hierarchy
 
 from sparsefs._kernels import kmeans as _km
 from sparsefs._kernels import sparse_kmeans as _k
@@ -77,10 +78,10 @@ class InMemory:
             Xw = np.ascontiguousarray(Xw)
         return Xw
 
-    def correlations(self, j: int) -> np.ndarray:
-        """``|corr(x_j, x_l)|`` for every column l (0 for constant columns)."""
+    def _centred_stats(self):
+        """Column means (of E for sparse input) and norms of the centred columns, once."""
         X = self.X
-        if self._centred is None:  # column means and norms of the centred columns, once
+        if self._centred is None:
             if isinstance(X, _km.ImplicitRows):  # Z = 1 b^T + E: centred Z = E - 1 mean(E)
                 n = X.shape[0]
                 ebar = np.asarray(X.E.sum(axis=0)).ravel() / n
@@ -90,7 +91,12 @@ class InMemory:
                 sq = np.einsum("ij,ij->j", X, X) - X.shape[0] * ebar**2
             norms = np.sqrt(np.maximum(sq, 0.0))
             self._centred = (ebar, np.where(norms > 0, norms, np.inf))
-        ebar, norms = self._centred
+        return self._centred
+
+    def correlations(self, j: int) -> np.ndarray:
+        """``|corr(x_j, x_l)|`` for every column l (0 for constant columns)."""
+        X = self.X
+        ebar, norms = self._centred_stats()
         if isinstance(X, _km.ImplicitRows):
             z = X.E[:, [j]].toarray().ravel() - ebar[j]
             inner = np.asarray(X.E.T @ z).ravel()  # (E - 1 ebar^T)^T z = E^T z (z sums to 0)
@@ -98,6 +104,19 @@ class InMemory:
             z = X[:, j] - ebar[j]
             inner = X.T @ z
         return np.abs(inner) / (norms * norms[j])
+
+    def correlation_matrix(self, cols: np.ndarray) -> np.ndarray:
+        """``|corr(x_j, x_l)|`` for every pair of the columns ``cols`` (0 where one is
+        constant): one Gram matrix of the centred columns."""
+        X = self.X
+        ebar, norms = self._centred_stats()
+        if isinstance(X, _km.ImplicitRows):  # centred Z = E - 1 mean(E)
+            E = X.E[:, cols]
+            G = np.asarray((E.T @ E).toarray()) - X.shape[0] * np.outer(ebar[cols], ebar[cols])
+        else:
+            Z = X[:, cols] - ebar[cols]
+            G = Z.T @ Z
+        return np.abs(G) / np.outer(norms[cols], norms[cols])
 
     def tail_scores(self) -> np.ndarray:
         """``|excess kurtosis|`` of every column (0 for constant columns)."""
@@ -324,7 +343,9 @@ class Restarts:
     sparse objective at this sparsity); ``n_feature_starts``: k-means on the columns most
     correlated with a random column; ``n_random_starts``: random balanced partitions;
     ``union_size``: the union of the supports of this many best fits, k-means (10 starts) on
-    it; ``n_perturb``: perturbations of the best fit (a random 15% of the samples moved).
+    it; ``n_exchange``: the modules tried in place of each module of the best support per
+    round of the module exchange; ``n_perturb``: perturbations of the best fit (a random 15%
+    of the samples moved).
     """
 
     n_starts: int = 5
@@ -332,12 +353,21 @@ class Restarts:
     n_random_starts: int = 40
     union_size: int = 10
     n_perturb: int = 40
+    n_exchange: int = 15
 
 
 #: Share of the samples moved to random clusters by one perturbation of the best fit.
 PERTURB_FRACTION = 0.15
 #: k-means starts on the union of the best supports.
 UNION_N_INIT = 10
+#: Columns whose average absolute correlation reaches this form one module (exchange).
+MODULE_CORRELATION = 0.5
+#: k-means starts on each candidate support of the module exchange ...
+EXCHANGE_N_INIT = 2
+#: ... of which this many, the best by their profile objective, are followed per round ...
+EXCHANGE_N_FOLLOW = 10
+#: ... for at most this many rounds (each from the best so far, while one improves it).
+EXCHANGE_ROUNDS = 5
 #: Two objectives within this relative distance count as the same optimum (spread reporting).
 SAME_OPTIMUM_RTOL = 1e-9
 
@@ -353,10 +383,10 @@ class Search:
     start_objectives : ndarray
         The final objective of every start followed to convergence, in the order they ran
         (first partitions, the continuation, feature-subset starts, random partitions, the
-        union, the perturbations).
+        union, the module exchange, the perturbations).
     independent : ndarray of bool
         Which of them are independent of the others (first partitions, feature-subset
-        starts, random partitions; not the continuation, union or perturbations).
+        starts, random partitions; not the continuation, union, exchange or perturbations).
     n_best : int
         Starts that reached the best objective (relative 1e-9).
     """
@@ -393,6 +423,82 @@ def _random_partition(n: int, n_clusters: int, rng: np.random.Generator) -> np.n
     return rng.permutation(np.arange(n) % n_clusters).astype(np.intp)
 
 
+def feature_modules(ops, cols: np.ndarray) -> list[np.ndarray]:
+    r"""The columns ``cols`` grouped into modules of co-varying features: average-linkage
+    clusters of :math:`1 - |\mathrm{corr}|`, cut at :math:`1 -` ``MODULE_CORRELATION``
+    (scipy.cluster.hierarchy). Modules in the order of their first column."""
+    cols = np.asarray(cols, dtype=np.intp)
+    if cols.size < 2:
+        return [cols] if cols.size else []
+    dist = 1.0 - ops.correlation_matrix(cols)[np.triu_indices(cols.size, 1)]
+    tree = _hierarchy.linkage(np.clip(dist, 0.0, None), method="average")
+    group = _hierarchy.fcluster(tree, 1.0 - MODULE_CORRELATION, criterion="distance")
+    _, first = np.unique(group, return_index=True)
+    return [cols[group == group[i]] for i in np.sort(first)]
+
+
+def _module_exchange(ops, kept, start, w_step, run, *, n_exchange, solver):
+    r"""A local search over supports, a module at a time; yields every fit it follows.
+
+    The supports of the fits so far (``kept``) are grouped into modules of co-varying columns
+    (:func:`feature_modules`); a module scores the best objective of a fit that uses it. From
+    the best fit, with support :math:`S` and modules :math:`M_1, \dots, M_r` meeting it, every
+    candidate support :math:`(S \setminus M_i) \cup N` (a swap) and, when :math:`r \ge 3`,
+    :math:`(S \cap M_i) \cup N` (keep one) for the ``n_exchange`` best-scoring modules
+    :math:`N` outside :math:`S` gets ``EXCHANGE_N_INIT`` k-means++ starts on its columns; the
+    ``EXCHANGE_N_FOLLOW`` partitions of largest profile objective are followed by the
+    alternation (``run``). Rounds repeat from the new best while one improves it (at most
+    ``EXCHANGE_ROUNDS``).
+
+    Why: with many clusters the optimum combines co-varying blocks that each separate some of
+    them (lymphoma, K = 9: two blocks of 11 and 9 genes), and an alternation moves the
+    support only a few columns at a time, so a fit holding one block rarely reaches the
+    other; a cheap k-means on a candidate support ranks the swaps before any is followed.
+    """
+    rng = solver.rng
+    K = solver.n_clusters
+    p = start.weights.shape[0]
+    supports = np.array([f.weights > 0 for f in kept])
+    pool = np.flatnonzero(supports.any(axis=0))
+    modules = feature_modules(ops, pool)
+    values = np.array([f.objective for f in kept])
+    score = np.array([values[supports[:, mod].any(axis=1)].max() for mod in modules])
+    ranked = np.argsort(-score, kind="stable")
+    best = start
+    for _ in range(EXCHANGE_ROUNDS):
+        S = best.weights > 0
+        inside = [mod for mod in modules if S[mod].any()]
+        outside = [modules[i] for i in ranked if not S[modules[i]].any()][:n_exchange]
+        candidates, seen = [], set()
+        for mod in inside:
+            keep = np.zeros(p, dtype=bool)
+            keep[mod] = S[mod]
+            bases = [S & ~keep] + ([keep] if len(inside) >= 3 else [])
+            for base in bases:
+                for new in outside:
+                    ind = base.copy()
+                    ind[new] = True
+                    key = ind.tobytes()
+                    if key not in seen:
+                        seen.add(key)
+                        candidates.append(ind.astype(np.float64))
+        scored = []
+        for ind in candidates:
+            for f0 in _km.kmeans(ops.columns(ind), K, n_init=EXCHANGE_N_INIT, seed=rng,
+                                 algorithm=solver.algorithm, return_all=True):
+                bcss = ops.stats(f0.labels, K)[2]
+                scored.append((float(w_step(bcss) @ bcss), f0.labels))
+        follow = sorted(range(len(scored)), key=lambda r: -scored[r][0])[:EXCHANGE_N_FOLLOW]
+        improved = False
+        for r in follow:
+            fit = run(scored[r][1])
+            yield fit
+            if _better(fit, best):
+                best, improved = fit, True
+        if not improved:
+            return
+
+
 def restart_search(ops, first, w_step, *, max_iter, tol, solver, restarts: Restarts,
                    subset_size=None, extra=()) -> Search:
     r"""The best fit of many alternations from diverse starts: the restart strategy of the
@@ -408,14 +514,19 @@ def restart_search(ops, first, w_step, *, max_iter, tol, solver, restarts: Resta
        (k-means on all features; :func:`best_alternation`), and from ``extra``;
     2. from k-means (one k-means++ start) on the ``subset_size`` columns most correlated with
        each of ``restarts.n_feature_starts`` seed columns: a third the columns of largest
-       absolute excess kurtosis, the rest drawn at random (a sparse cluster structure is
-       carried by a block of co-varying features; the optimum on ALLAML, two samples extreme
-       on 20 genes, was found by 2.7 % of random seeds and 8-11 % of the kurtosis-ranked
-       ones, on GLIOMA and Yale random seeds did better);
+       absolute excess kurtosis, the rest drawn at random from the columns that no earlier
+       subset holds, a cover of the features (a sparse cluster structure is carried by a
+       block of co-varying features; the optimum on ALLAML, two samples extreme on 20 genes,
+       was found by 2.7 % of random seeds and 8-11 % of the kurtosis-ranked ones, on GLIOMA
+       and Yale random seeds did better; on lymphoma, independent draws left a block of the
+       optimum unvisited in some seeds' 155 starts);
     3. from ``restarts.n_random_starts`` random balanced partitions;
     4. from k-means (10 starts) on the union of the supports of the ``restarts.union_size``
        best fits so far (a polish over the candidate supports);
-    5. from ``restarts.n_perturb`` perturbations of the best fit so far (a random 15 % of the
+    5. the module exchange from the best fit so far (:func:`_module_exchange`: one module of
+       co-varying columns of its support swapped for one of the ``restarts.n_exchange``
+       best-scoring modules of the other fits' supports, in rounds while it improves);
+    6. from ``restarts.n_perturb`` perturbations of the best fit so far (a random 15 % of the
        samples moved to random clusters; the best is updated as it goes); then, if only one
        start has reached the best objective, from up to ``restarts.n_perturb`` more, until
        one reaches it again (``n_best`` then counts it twice; when none does, the best is
@@ -474,18 +585,30 @@ def restart_search(ops, first, w_step, *, max_iter, tol, solver, restarts: Resta
         best0 = _first_best(kept)
         subset_size = int(np.count_nonzero(best0.weights > 0))
     # 2. feature-subset starts: a third from the heaviest-tailed columns (a cluster of a few
-    # extreme samples, the optimum on ALLAML, shows in their kurtosis), the rest random
+    # extreme samples, the optimum on ALLAML, shows in their kurtosis), the rest drawn from
+    # the columns no earlier subset holds (a cover: independent draws left a 9-gene block
+    # of lymphoma's optimum unvisited by 155 starts)
     if restarts.n_feature_starts > 0:
         m = int(min(max(subset_size or 1, 1), p))
         n_tail = min(restarts.n_feature_starts // 3, p)
         tails = np.argsort(-ops.tail_scores(), kind="stable")[:n_tail]
-        rest = np.setdiff1d(np.arange(p), tails)
-        n_rand = min(restarts.n_feature_starts - n_tail, rest.size)
-        seeds = np.concatenate([tails, rng.choice(rest, size=n_rand, replace=False)])
-        for j in seeds:
-            corr = ops.correlations(int(j))
-            corr[int(j)] = np.inf  # the seed column itself first
+        n_rand = min(restarts.n_feature_starts - n_tail, p - n_tail)
+        is_tail = np.zeros(p, dtype=bool)
+        is_tail[tails] = True
+        covered = np.zeros(p, dtype=bool)
+        for r in range(n_tail + n_rand):
+            if r < n_tail:
+                j = int(tails[r])
+            else:
+                free = np.flatnonzero(~covered & ~is_tail)
+                if free.size == 0:  # every column covered: a new cover
+                    covered[:] = False
+                    free = np.flatnonzero(~is_tail)
+                j = int(rng.choice(free))
+            corr = ops.correlations(j)
+            corr[j] = np.inf  # the seed column itself first
             cols = np.argpartition(-corr, m - 1)[:m] if m < p else np.arange(p)
+            covered[cols] = True
             ind = np.zeros(p)
             ind[cols] = 1.0
             labels0 = _km.kmeans(ops.columns(ind), K, n_init=1, seed=rng,
@@ -509,7 +632,12 @@ def restart_search(ops, first, w_step, *, max_iter, tol, solver, restarts: Resta
             for f0 in _km.kmeans(Xu, K, n_init=UNION_N_INIT, seed=rng,
                                  algorithm=solver.algorithm, return_all=True):
                 record.append((run(f0.labels).objective, False))
-    # 5. perturbations of the best; then, if the best was reached by one start only, up to
+    # 5. the module exchange from the best
+    if restarts.n_exchange > 0:
+        for fit in _module_exchange(ops, kept, _first_best(kept), w_step, run,
+                                    n_exchange=restarts.n_exchange, solver=solver):
+            record.append((fit.objective, False))
+    # 6. perturbations of the best; then, if the best was reached by one start only, up to
     # as many more until one of them reaches it again (a confirmation)
     best = _first_best(kept)
     n_move = max(1, round(PERTURB_FRACTION * n))

@@ -148,6 +148,7 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         "n_random_starts": [Interval(Integral, 0, None, closed="left"), None],
         "union_size": [Interval(Integral, 0, None, closed="left"), None],
         "n_perturb": [Interval(Integral, 0, None, closed="left"), None],
+        "n_exchange": [Interval(Integral, 0, None, closed="left"), None],
         "step_n_init": [Interval(Integral, 0, None, closed="left")],
         "algorithm": [StrOptions({"hartigan", "lloyd"})],
         "gap_n_init": [Interval(Integral, 1, None, closed="left"), None],
@@ -264,7 +265,8 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
         scale = _search_scale(*shape)
         values = []
         for given, default in ((self.n_feature_starts, 60), (self.n_random_starts, 40),
-                               (self.union_size, 10), (self.n_perturb, 40)):
+                               (self.union_size, 10), (self.n_perturb, 40),
+                               (self.n_exchange, 15)):
             values.append(int(given) if given is not None
                           else (math.ceil(default * scale) if scale > 0 else 0))
         return _Restarts(self.n_starts, *values)
@@ -330,7 +332,7 @@ class _BaseSparseKMeans(BaseSelectingClusterer):
                     f"reached by one of {n} starts only (the independent starts ended "
                     f"between {ind.min():.6g} and {ind.max():.6g}; start_objectives_): "
                     "another random_state may end at another optimum. More starts "
-                    "(n_feature_starts, n_random_starts, n_perturb) make the fit more "
+                    "(n_feature_starts, n_random_starts, n_perturb, n_exchange) make the fit more "
                     "reliable; for a stable feature list use StabilitySelector over seeds.",
                     RestartWarning,
                     stacklevel=5,
@@ -417,7 +419,8 @@ _COMMON_PARAMS = """\
         The final fit (at the given or chosen sparsity) also starts the alternation from
         k-means on the columns most correlated with each of this many seed columns (as many
         columns as the sparsity keeps; SparseKMeans: as many as the best first fit keeps): a
-        third the columns of largest absolute excess kurtosis, the rest drawn at random. A
+        third the columns of largest absolute excess kurtosis, the rest drawn at random from
+        the columns that no earlier start's subset holds (a cover of the features). A
         sparse cluster structure is carried by a block of co-varying features, which k-means
         on all features rarely isolates; a cluster of a few extreme samples shows in the
         kurtosis of its features.
@@ -426,11 +429,20 @@ _COMMON_PARAMS = """\
     union_size : int or None, default=None
         ... and from k-means (10 starts) on the union of the supports of this many best fits
         (a polish over the candidate supports; 0: none).
+    n_exchange : int or None, default=None
+        ... then a module exchange from the best fit: the supports found so far grouped into
+        modules of co-varying columns (average linkage, mean absolute correlation >= 0.5),
+        and the alternation followed from the 10 best (by the sparse objective of a two-start
+        k-means on the candidate columns) of the supports that swap one module of the best
+        support for one of the ``n_exchange`` best-scoring modules outside it (or, with three
+        or more modules, keep that one module and add the other), in rounds while the best
+        improves (at most 5). With many clusters the optimum combines blocks that each
+        separate a few of them, and an alternation moves its support a few columns at a time.
     n_perturb : int or None, default=None
         ... and from this many perturbations of the best fit so far (a random 15% of the
-        samples moved to random clusters). ``None`` (each of the four): 60, 40, 10 and 40
+        samples moved to random clusters). ``None`` (each of the five): 60, 40, 10, 15 and 40
         for X of at most 2**20 entries (n * p; every microarray and image set of the
-        benchmarks), about 170 alternations in all (``start_objectives_``, and the class
+        benchmarks), about 170-230 alternations in all (``start_objectives_``, and the class
         Notes: the restart strategy); scaled down by 2**20 / (n p) above, and 0 (the plain
         alternation of ``n_starts`` first partitions) above 2**23 entries, where every
         alternation costs seconds.
@@ -502,8 +514,8 @@ _COMMON_ATTRS = """\
     start_objectives_ : ndarray
         The final objective of every start of the final fit, in the order they ran (the
         first partitions, the tuning fit's continuation, the feature-subset starts, the
-        random partitions, the union of supports, the perturbations): the spread of the
-        local optima the alternation reaches.
+        random partitions, the union of supports, the module exchange, the perturbations):
+        the spread of the local optima the alternation reaches.
     n_best_starts_ : int
         How many of them reached the objective of the fit returned (relative 1e-9). When
         only one did, a ``RestartWarning`` says so: another ``random_state`` may end at
@@ -522,10 +534,11 @@ _COMMON_NOTES = """\
     and the alternation from k-means on all features reaches the best of them rarely (on
     GLIOMA, first 800 genes standardised, K = 4, s = 20: six seeds ended 4.3 % apart and the
     20 genes of two seeds shared as few as 5; ``n_init=100`` narrowed nothing). The final fit
-    therefore runs the alternation from five kinds of starts (``n_starts`` first partitions,
+    therefore runs the alternation from six kinds of starts (``n_starts`` first partitions,
     ``n_feature_starts`` feature-subset starts, ``n_random_starts`` random partitions, a
-    k-means on the union of the best ``union_size`` supports, ``n_perturb`` perturbations of
-    the best) and keeps the largest objective; ``start_objectives_`` reports the spread and a
+    k-means on the union of the best ``union_size`` supports, a module exchange over the
+    supports found (``n_exchange``), ``n_perturb`` perturbations of the best) and keeps the
+    largest objective; ``start_objectives_`` reports the spread and a
     ``RestartWarning`` says when the best was reached by at most one independent start
     (measured in docs/methods/sparse_kmeans.md, issue #33: within 0.5 % of the best objective
     known in 10 of 10 seeds on four ASU sets where the former default reached it in 1-2 of
@@ -633,6 +646,7 @@ class L0KMeans(_BaseSparseKMeans):
         n_random_starts=None,
         union_size=None,
         n_perturb=None,
+        n_exchange=None,
         step_n_init=1,
         algorithm="hartigan",
         gap_n_init=None,
@@ -654,6 +668,7 @@ class L0KMeans(_BaseSparseKMeans):
         self.n_random_starts = n_random_starts
         self.union_size = union_size
         self.n_perturb = n_perturb
+        self.n_exchange = n_exchange
         self.step_n_init = step_n_init
         self.algorithm = algorithm
         self.gap_n_init = gap_n_init
@@ -807,6 +822,7 @@ class SparseKMeans(_BaseSparseKMeans):
         n_random_starts=None,
         union_size=None,
         n_perturb=None,
+        n_exchange=None,
         step_n_init=1,
         algorithm="hartigan",
         gap_n_init=None,
@@ -830,6 +846,7 @@ class SparseKMeans(_BaseSparseKMeans):
         self.n_random_starts = n_random_starts
         self.union_size = union_size
         self.n_perturb = n_perturb
+        self.n_exchange = n_exchange
         self.step_n_init = step_n_init
         self.algorithm = algorithm
         self.gap_n_init = gap_n_init

@@ -408,3 +408,131 @@ def test_cluster_stats_of_sparse_input():
     np.testing.assert_allclose(means, ref_means, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(bcss, between_cluster_ss(X + b, labels, 5), rtol=1e-10,
                                atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# The module exchange of the restart search (issue #33)
+# --------------------------------------------------------------------------------------------
+
+
+def _three_block_design(seed=0):
+    """80 samples, three blocks of 10 co-varying columns and 70 noise columns.
+
+    Block A carries a sample factor ``a`` (rows 0-39 vs 40-79), B a factor ``b`` (blocks of 20)
+    and C, slightly weaker, a factor ``c`` (blocks of 10) that crosses both. With K = 4 and
+    s = 20 the partitions by (a, b), (a, c) and (b, c) are local optima of the l0 objective;
+    (a, b) is the best (C's effect is 0.9 of the others'), and under (a, c) the B columns have
+    no between-cluster sum of squares at all (b averages out in every cell), so no w-step
+    from (a, c) ever looks at B."""
+    rng = np.random.default_rng(seed)
+    i = np.arange(80)
+    a = np.where(i < 40, 1.0, -1.0)
+    b = np.where((i // 20) % 2 == 0, 1.0, -1.0)
+    c = np.where((i // 10) % 2 == 0, 1.0, -1.0)
+    blocks = [np.outer(f, np.ones(10)) * scale + 0.3 * rng.standard_normal((80, 10))
+              for f, scale in ((a, 1.0), (b, 1.0), (c, 0.9))]
+    X = np.hstack([*blocks, rng.standard_normal((80, 70))])
+    labels = {name: (np.asarray(f > 0, dtype=np.intp) * 2 + np.asarray(g > 0, dtype=np.intp))
+              for name, (f, g) in {"ab": (a, b), "ac": (a, c), "bc": (b, c)}.items()}
+    return np.ascontiguousarray(X), labels
+
+
+def _profile(X, labels, s=20):
+    """The l0 objective of a partition with its exact w-step (the top-s between-cluster sums
+    of squares), by a loop over the clusters: independent of the kernels."""
+    tss = ((X - X.mean(axis=0)) ** 2).sum(axis=0)
+    wcss = sum(((X[labels == k] - X[labels == k].mean(axis=0)) ** 2).sum(axis=0)
+               for k in np.unique(labels))
+    return float(np.sort(tss - wcss)[::-1][:s].sum())
+
+
+def test_feature_modules_are_the_planted_blocks():
+    """Reference: the planted blocks. Columns of one block correlate at about 0.9 (factor 1,
+    noise 0.3), columns of different blocks and the noise columns at about 0: the modules
+    are exactly the three blocks, and every noise column is a module of its own or joins
+    other noise columns only."""
+    from sparsefs._kernels.sparse_kmeans_alternation import InMemory, feature_modules
+
+    X, _ = _three_block_design()
+    modules = feature_modules(InMemory(X), np.arange(100))
+    as_sets = [set(m.tolist()) for m in modules]
+    for lo in (0, 10, 20):
+        assert set(range(lo, lo + 10)) in as_sets
+    for m in as_sets:  # a noise column never joins a block
+        assert m <= set(range(30, 100)) or max(m) < 30
+    assert sum(len(m) for m in as_sets) == 100
+    assert [m.tolist() for m in feature_modules(InMemory(X), np.array([5]))] == [[5]]
+
+
+def test_module_exchange_reaches_the_best_combination_of_blocks():
+    """Reference: the objective of the planted (a, b) partition, by an independent loop.
+
+    The alternation from the (a, c) and (b, c) partitions stays there (their objectives are
+    below (a, b)'s: C's effect is weaker); the exchange swaps module C of the best support
+    for module B (or A) and reaches the (a, b) optimum."""
+    from sparsefs._kernels import sparse_kmeans_alternation as alt
+    from sparsefs._kernels.sparse_kmeans import l0_weights
+
+    X, labels = _three_block_design()
+    ops = alt.InMemory(X)
+    solver = alt.Solver(4, 1, "hartigan", np.random.default_rng(0))
+
+    def w_step(a):
+        return l0_weights(a, 20)
+
+    kept = []
+
+    def run(labels0):
+        fit = alt.alternate(ops, np.asarray(labels0, dtype=np.intp), w_step, max_iter=100,
+                            tol=1e-4, solver=solver)
+        kept.append(fit)
+        return fit
+
+    stuck = [run(labels["ac"]), run(labels["bc"])]
+    best_known = _profile(X, labels["ab"])
+    for fit in stuck:
+        assert fit.objective < 0.99 * best_known, "the design should trap the alternation"
+    start = max(stuck, key=lambda f: f.objective)
+    followed = list(alt._module_exchange(ops, list(kept), start, w_step, run, n_exchange=15,
+                                         solver=solver))
+    assert followed, "the exchange followed no candidate"
+    best = max(f.objective for f in followed)
+    assert best >= best_known * (1 - 1e-12), (best, best_known)
+    top = max(followed, key=lambda f: f.objective)
+    assert set(np.flatnonzero(top.weights > 0)) == set(range(20))
+
+
+def test_feature_subset_starts_cover_the_columns():
+    """Reference: counting. The random seeds of the feature-subset starts are drawn from the
+    columns that no earlier subset holds (a cover): each is a column outside every earlier
+    subset (the seed's 10 most correlated columns, recomputed here with numpy), until all
+    are held."""
+    from sparsefs._kernels import sparse_kmeans_alternation as alt
+    from sparsefs._kernels.sparse_kmeans import l0_weights
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30, 120))
+    ops = alt.InMemory(X)
+    seeds = []
+    correlations = ops.correlations
+
+    def recording(j):
+        seeds.append(j)
+        return correlations(j)
+
+    ops.correlations = recording
+    solver = alt.Solver(3, 0, "hartigan", np.random.default_rng(0))
+    first = alt.starts(ops, [rng.integers(3, size=30)], 3)
+    alt.restart_search(ops, first, lambda a: l0_weights(a, 10), max_iter=20, tol=1e-4,
+                       solver=solver, subset_size=10,
+                       restarts=alt.Restarts(1, 60, 0, 0, 0, 0))
+    assert len(seeds) == 60
+    corr = np.abs(np.corrcoef(X, rowvar=False))
+    held = np.zeros(120, dtype=bool)
+    for r, j in enumerate(seeds):
+        if r >= 20 and not held.all():  # the 40 random seeds (after 60 // 3 tail seeds)
+            assert not held[j], f"seed {r} (column {j}) was held by an earlier subset"
+        c = corr[j].copy()
+        c[j] = np.inf
+        held[np.argsort(-c, kind="stable")[:10]] = True
+    assert held.sum() >= 40 + 10
