@@ -45,6 +45,7 @@ __all__ = [
     "DataRef",
     "OutputPlan",
     "SelectPlan",
+    "convert",
     "estimator_param_names",
     "locate_data",
     "meta_path",
@@ -123,12 +124,18 @@ def parse_k(text: str) -> int | float | None:
     return k
 
 
+def convert(kind: Callable[[str], Any], text: str, message: str) -> Any:
+    """``kind(text)`` (``int``, ``float``), or the usage error ``message`` when ``text`` is not
+    one."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(message) from None
+
+
 def parse_seed(text: str) -> int:
     """``--seed``: an integer in [0, 2**32 - 1]."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give an integer seed") from None
+    value = convert(int, text, f"{text!r}: give an integer seed")
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(
             f"{text}: a seed is an integer in [0, {MAX_SEED}] (2**32 - 1)")
@@ -139,10 +146,7 @@ def parse_count(minimum: int = 1, *, all_cpus: bool = False) -> Callable[[str], 
     """An integer >= ``minimum`` (``all_cpus``: or -1, every CPU)."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        value = convert(int, text, f"{text!r} is not an integer")
         if value < minimum and not (all_cpus and value == -1):
             raise argparse.ArgumentTypeError(
                 f"{text}: must be >= {minimum}" + (" (or -1 for all CPUs)" if all_cpus else ""))
@@ -153,10 +157,7 @@ def parse_count(minimum: int = 1, *, all_cpus: bool = False) -> Callable[[str], 
 
 def parse_level(text: str) -> float:
     """A level in (0, 1): ``--fdr``, ``--fwer``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a level in (0, 1)") from None
+    value = convert(float, text, f"{text!r}: give a level in (0, 1)")
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"{text}: give a level in (0, 1)")
     return value
@@ -164,10 +165,7 @@ def parse_level(text: str) -> float:
 
 def parse_train_size(text: str) -> float:
     """``--train-size``: a fraction in (0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a fraction in (0, 1)") from None
+    value = convert(float, text, f"{text!r}: give a fraction in (0, 1)")
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"{text}: give a fraction in (0, 1)")
     return value
@@ -221,11 +219,7 @@ def parse_cv(text: str) -> str:
     value = text.strip().lower()
     if value in ("split", "none"):
         return value
-    try:
-        folds = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give a number of folds (>= 2), 'split' or 'none'") from None
+    folds = convert(int, value, f"{text!r}: give a number of folds (>= 2), 'split' or 'none'")
     if folds < 2:
         raise argparse.ArgumentTypeError(
             f"{text}: cross-validation needs at least 2 folds (or 'split', 'none')")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from sparsefs.cli._checks import convert
+
 __all__ = ["add_error_control_arguments", "error_control_output", "wrap_for_error_control"]
 
 DEFAULT_PERMUTATIONS = 1000
@@ -21,10 +23,7 @@ DEFAULT_PERMUTATIONS = 1000
 
 def _level(flag: str):
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} {text!r}: give a level in (0, 1)") from None
+        value = convert(float, text, f"{flag} {text!r}: give a level in (0, 1)")
         if not 0 < value < 1:
             raise argparse.ArgumentTypeError(f"{flag} {text!r}: give a level in (0, 1)")
         return value

@@ -419,22 +419,31 @@ def _selection_rule(est, args: argparse.Namespace):
     return wrap_for_error_control(wrap_for_stability(est, args), args)
 
 
+def _replace_atomic(target: Path, write, *, prefix: str, suffix: str) -> None:
+    """``write(tmp)`` into a temporary file beside ``target``, then rename it into place; the
+    temporary file is removed when anything fails."""
+    fd, tmp = tempfile.mkstemp(suffix=suffix, prefix=prefix, dir=target.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _write_text_atomic(text: str, out: Path) -> None:
     """Write to a temporary file beside ``out`` and rename it into place."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise CLIError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-        os.replace(tmp, out)
+
+    try:
+        _replace_atomic(out, write, prefix=f".{out.name}.", suffix=".tmp")
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise CLIError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _frame_text(frame, suffix: str) -> str:
@@ -671,15 +680,7 @@ def _write_h5ad(est, info, args, source: Path, target: Path) -> None:
                     sample_key=args.groups if groupby is not None or outcome else None,
                     _target={"target": args.target if outcome else None, "time": args.time,
                              "event": args.event})
-    fd, tmp = tempfile.mkstemp(suffix=".h5ad", dir=target.parent, prefix=".sparsefs-")
-    os.close(fd)
-    try:
-        adata.write_h5ad(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _replace_atomic(target, adata.write_h5ad, prefix=".sparsefs-", suffix=".h5ad")
 
 
 def _cmd_export(args) -> int:
@@ -697,20 +698,15 @@ def _cmd_export(args) -> int:
     if data.y is not None:
         frame[args.label] = data.y
     _checks.plan_export(args)  # nothing appeared meanwhile
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.",
-                               suffix="".join(out.suffixes) or ".tmp")
-    os.close(fd)
-    try:
+
+    def write(tmp: str) -> None:
         if out.name.lower().endswith(".parquet"):
             frame.to_parquet(tmp, index=False)
         else:
             sep = "\t" if ".tsv" in out.name.lower() else ","
             frame.to_csv(tmp, index=False, sep=sep, lineterminator="\n")
-        os.replace(tmp, out)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+
+    _replace_atomic(out, write, prefix=f".{out.name}.", suffix="".join(out.suffixes) or ".tmp")
     labels = "" if data.y is None else f" and the labels as column {args.label!r}"
     print(f"Wrote {data.X.shape[0]} samples x {data.X.shape[1]} features{labels} to {out}")
     return 0
@@ -833,10 +829,6 @@ _COMMANDS = {
     "reproduce": _harness.cmd_reproduce,
     "standing": _standing.cmd_standing,
 }
-
-
-def _quiet_notes(args: argparse.Namespace) -> bool:
-    return args.command in ("compare", "reproduce") and args.progress is False
 
 
 def main(argv: list[str] | None = None) -> int:
