@@ -46,6 +46,7 @@ __all__ = [
     "OutputPlan",
     "SelectPlan",
     "convert",
+    "error_flags_refusal",
     "estimator_param_names",
     "locate_data",
     "meta_path",
@@ -699,23 +700,35 @@ def _check_stability(plan: SelectPlan) -> None:
         plan.outputs.add_file("--stability-plot", path)
 
 
-@select_check
-def _check_error_control(plan: SelectPlan) -> None:
-    args = plan.args
+def error_flags_refusal(args: argparse.Namespace) -> str | None:
+    """Why the ``--fdr`` / ``--fwer`` / ``--correction`` / ``--permutations`` flags do not go
+    together, or None (also checked by ``sparsefs.cli._error_control`` when it wraps)."""
     fdr, fwer = getattr(args, "fdr", None), getattr(args, "fwer", None)
     correction = getattr(args, "correction", None)
     if fdr is not None and fwer is not None:
-        raise CLIError("--fdr and --fwer are two different guarantees; give one")
+        return "--fdr and --fwer are two different guarantees; give one"
     if fdr is None and fwer is None:
         for flag in ("correction", "permutations"):
             if getattr(args, flag, None) is not None:
-                raise CLIError(f"--{flag} needs --fdr or --fwer")
+                return f"--{flag} needs --fdr or --fwer"
+    elif fdr is not None and correction not in (None, "bh", "by"):
+        return f"--correction {correction} controls the FWER; use it with --fwer"
+    elif fwer is not None and correction not in (None, "holm", "bonferroni", "maxt"):
+        return f"--correction {correction} controls the FDR; use it with --fdr"
+    return None
+
+
+@select_check
+def _check_error_control(plan: SelectPlan) -> None:
+    args = plan.args
+    refusal = error_flags_refusal(args)
+    if refusal is not None:
+        raise CLIError(refusal)
+    fdr, fwer = getattr(args, "fdr", None), getattr(args, "fwer", None)
+    if fdr is None and fwer is None:
         return
+    correction = getattr(args, "correction", None)
     flag, level = ("--fdr", fdr) if fdr is not None else ("--fwer", fwer)
-    if fdr is not None and correction not in (None, "bh", "by"):
-        raise CLIError(f"--correction {correction} controls the FWER; use it with --fwer")
-    if fwer is not None and correction not in (None, "holm", "bonferroni", "maxt"):
-        raise CLIError(f"--correction {correction} controls the FDR; use it with --fdr")
     if getattr(args, "stability", None) is not None:
         raise CLIError(f"{flag} and --stability are two selection rules; give one")
     if args.k is not None:

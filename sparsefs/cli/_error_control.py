@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sparsefs.cli._checks import convert
+from sparsefs.cli._checks import convert, error_flags_refusal, error_rule
 
 __all__ = ["add_error_control_arguments", "error_control_output", "wrap_for_error_control"]
 
@@ -63,22 +63,10 @@ def add_error_control_arguments(group: Any) -> None:
 
 
 def _procedure(args: argparse.Namespace) -> tuple[str, float] | None:
-    fdr, fwer = getattr(args, "fdr", None), getattr(args, "fwer", None)
-    correction = getattr(args, "correction", None)
-    if fdr is not None and fwer is not None:
-        raise ValueError("--fdr and --fwer are two different guarantees; give one")
-    if fdr is None and fwer is None:
-        for flag in ("correction", "permutations"):
-            if getattr(args, flag, None) is not None:
-                raise ValueError(f"--{flag} needs --fdr or --fwer")
-        return None
-    if fdr is not None:
-        if correction not in (None, "bh", "by"):
-            raise ValueError(f"--correction {correction} controls the FWER; use it with --fwer")
-        return correction or "bh", fdr
-    if correction not in (None, "holm", "bonferroni", "maxt"):
-        raise ValueError(f"--correction {correction} controls the FDR; use it with --fdr")
-    return correction or "holm", fwer
+    refusal = error_flags_refusal(args)
+    if refusal is not None:
+        raise ValueError(refusal)
+    return error_rule(args)
 
 
 def wrap_for_error_control(est: Any, args: argparse.Namespace) -> Any:
