@@ -55,6 +55,7 @@ __all__ = [
     "parse_k",
     "parse_k_grid",
     "parse_level",
+    "parse_open_unit",
     "parse_seed",
     "parse_train_size",
     "plan_export",
@@ -156,20 +157,23 @@ def parse_count(minimum: int = 1, *, all_cpus: bool = False) -> Callable[[str], 
     return parse
 
 
-def parse_level(text: str) -> float:
-    """A level in (0, 1): ``--fdr``, ``--fwer``."""
-    value = convert(float, text, f"{text!r}: give a level in (0, 1)")
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: give a level in (0, 1)")
-    return value
+def parse_open_unit(what: str, flag: str = "") -> Callable[[str], float]:
+    """A ``what`` (level, fraction) in (0, 1); ``flag`` (``--fdr``) opens the messages."""
+
+    def parse(text: str) -> float:
+        name = f"{flag} {text!r}" if flag else repr(text)
+        value = convert(float, text, f"{name}: give a {what} in (0, 1)")
+        if not 0 < value < 1:
+            raise argparse.ArgumentTypeError(f"{name if flag else text}: give a {what} in (0, 1)")
+        return value
+
+    return parse
 
 
-def parse_train_size(text: str) -> float:
-    """``--train-size``: a fraction in (0, 1)."""
-    value = convert(float, text, f"{text!r}: give a fraction in (0, 1)")
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: give a fraction in (0, 1)")
-    return value
+#: A level in (0, 1): ``--fdr``, ``--fwer``.
+parse_level = parse_open_unit("level")
+#: ``--train-size``: a fraction in (0, 1).
+parse_train_size = parse_open_unit("fraction")
 
 
 def parse_k_grid(text: str) -> tuple[int, ...]:

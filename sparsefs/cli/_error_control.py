@@ -14,21 +14,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sparsefs.cli._checks import convert, error_flags_refusal, error_rule
+from sparsefs.cli._checks import error_flags_refusal, error_rule, parse_open_unit
 
 __all__ = ["add_error_control_arguments", "error_control_output", "wrap_for_error_control"]
 
 DEFAULT_PERMUTATIONS = 1000
-
-
-def _level(flag: str):
-    def parse(text: str) -> float:
-        value = convert(float, text, f"{flag} {text!r}: give a level in (0, 1)")
-        if not 0 < value < 1:
-            raise argparse.ArgumentTypeError(f"{flag} {text!r}: give a level in (0, 1)")
-        return value
-
-    return parse
 
 
 def _count(text: str) -> int:
@@ -44,12 +34,12 @@ def _count(text: str) -> int:
 def add_error_control_arguments(group: Any) -> None:
     """The error-control options of ``select`` (in its "selection rule" group)."""
     group.add_argument(
-        "--fdr", type=_level("--fdr"), default=None, metavar="Q",
+        "--fdr", type=parse_open_unit("level", "--fdr"), default=None, metavar="Q",
         help="keep the features passing Benjamini-Hochberg at false discovery rate Q on the "
         "method's p-values (its own test, else label permutations); with -m knockoffs: the "
         "knockoff filter's FDR. Adds pvalue and qvalue columns")
     group.add_argument(
-        "--fwer", type=_level("--fwer"), default=None, metavar="A",
+        "--fwer", type=parse_open_unit("level", "--fwer"), default=None, metavar="A",
         help="keep the features passing Holm's procedure at family-wise error rate A")
     group.add_argument(
         "--correction", choices=("bh", "by", "holm", "bonferroni", "maxt"), default=None,
