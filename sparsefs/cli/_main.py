@@ -32,6 +32,7 @@ from sparsefs.cli._checks import (
 from sparsefs.cli._common import (
     DEFAULT_DATA,
     CLIError,
+    _first_line,
     add_progress_options,
     emit_note,
     notes,
@@ -49,7 +50,7 @@ from sparsefs.cli._stability import (
     stability_output,
     wrap_for_stability,
 )
-from sparsefs.utils._registry import get_method, list_methods
+from sparsefs.utils._registry import TARGET_WORDS, get_method, list_methods
 
 __all__ = ["main", "meta_path", "resolve_data"]
 
@@ -261,11 +262,6 @@ def _load(ref: _checks.DataRef, target: str | None, transpose: bool, seed: int,
         raise CLIError(_table_error(exc, spec.path, target)) from None
     _check_values(data, ref, target, transpose)
     return data
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _where(ref: _checks.DataRef, names, i: int, j: int, transpose: bool) -> str:
@@ -491,9 +487,8 @@ def _cmd_methods(args) -> int:
     if args.json:
         print(json.dumps([m.as_dict() for m in methods], indent=1))
         return 0
-    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
     rows = [(m.stem, m.name, m.family, m.supervision,
-             "/".join(words[t] for t in m.targets) if m.supervision == "supervised" else "-",
+             "/".join(TARGET_WORDS[t] for t in m.targets) if m.supervision == "supervised" else "-",
              "/".join(m.inputs), m.reference)
             for m in methods]
     _print_table(("stem", "estimator", "family", "supervision", "targets", "input",
@@ -846,6 +841,5 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (CLIError, ValueError, TypeError, FileNotFoundError, OSError, ImportError) as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"sparsefs: error: {_flagify(msg)}", file=sys.stderr)
+        print(f"sparsefs: error: {_flagify(_first_line(exc))}", file=sys.stderr)
         return 1

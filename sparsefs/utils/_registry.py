@@ -768,18 +768,21 @@ def get_method(key: str) -> MethodInfo:
     raise ValueError(f"unknown method {key!r}; known methods: {known}.")
 
 
+#: How the methods table and ``sparsefs methods`` name each kind of target.
+TARGET_WORDS = {"classification": "classes", "regression": "continuous", "survival": "survival"}
+
+
 def methods_markdown() -> str:
     """The registry as a markdown table (the README's methods table is kept equal to this)."""
     lines = [
         "| stem | estimator | family | supervision | input | what it does | reference |",
         "|---|---|---|---|---|---|---|",
     ]
-    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
     for m in _METHODS:
         module = m.import_path.split(":")[0]
         supervision = m.supervision
         if m.supervision == "supervised" and m.targets != ("classification",):
-            supervision += ": " + ", ".join(words[t] for t in m.targets)
+            supervision += ": " + ", ".join(TARGET_WORDS[t] for t in m.targets)
         lines.append(
             f"| `{m.stem}` | `{module}.{m.name}` | {m.family} | {supervision} "
             f"| {' / '.join(m.inputs)} | {m.summary} | {m.reference} |"
