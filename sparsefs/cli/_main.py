@@ -285,22 +285,17 @@ def _check_values(data, ref: _checks.DataRef, target: str | None, transpose: boo
 
     X = data.X
     source = ref.argument
+    rows = None
     if sp.issparse(X):
-        bad_data = ~np.isfinite(X.data)
-        if bad_data.any():
-            coo = X.tocoo()
-            k = int(np.flatnonzero(~np.isfinite(coo.data))[0])
-            i, j, value = int(coo.row[k]), int(coo.col[k]), coo.data[k]
-            count = int(bad_data.sum())
-            _raise_nonfinite(source, value, count, _where(ref, data.feature_names, i, j,
-                                                          transpose))
+        coo = X.tocoo()
+        bad = ~np.isfinite(coo.data)
+        rows, cols, values = coo.row[bad], coo.col[bad], coo.data[bad]
     elif np.issubdtype(np.asarray(X).dtype, np.number):
-        finite = np.isfinite(X)
-        if not finite.all():
-            flat = int(np.flatnonzero(~finite.ravel())[0])
-            i, j = divmod(flat, X.shape[1])
-            _raise_nonfinite(source, X[i, j], int((~finite).sum()),
-                             _where(ref, data.feature_names, i, j, transpose))
+        bad = ~np.isfinite(X)
+        (rows, cols), values = np.nonzero(bad), X[bad]
+    if rows is not None and rows.size:
+        _raise_nonfinite(source, values[0], int(rows.size),
+                         _where(ref, data.feature_names, int(rows[0]), int(cols[0]), transpose))
     y = data.y
     if y is not None:
         y = np.asarray(y)
