@@ -45,6 +45,8 @@ __all__ = [
     "DataRef",
     "OutputPlan",
     "SelectPlan",
+    "convert",
+    "error_flags_refusal",
     "estimator_param_names",
     "locate_data",
     "meta_path",
@@ -53,6 +55,7 @@ __all__ = [
     "parse_k",
     "parse_k_grid",
     "parse_level",
+    "parse_open_unit",
     "parse_seed",
     "parse_train_size",
     "plan_export",
@@ -123,12 +126,18 @@ def parse_k(text: str) -> int | float | None:
     return k
 
 
+def convert(kind: Callable[[str], Any], text: str, message: str) -> Any:
+    """``kind(text)`` (``int``, ``float``), or the usage error ``message`` when ``text`` is not
+    one."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(message) from None
+
+
 def parse_seed(text: str) -> int:
     """``--seed``: an integer in [0, 2**32 - 1]."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give an integer seed") from None
+    value = convert(int, text, f"{text!r}: give an integer seed")
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(
             f"{text}: a seed is an integer in [0, {MAX_SEED}] (2**32 - 1)")
@@ -139,10 +148,7 @@ def parse_count(minimum: int = 1, *, all_cpus: bool = False) -> Callable[[str], 
     """An integer >= ``minimum`` (``all_cpus``: or -1, every CPU)."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        value = convert(int, text, f"{text!r} is not an integer")
         if value < minimum and not (all_cpus and value == -1):
             raise argparse.ArgumentTypeError(
                 f"{text}: must be >= {minimum}" + (" (or -1 for all CPUs)" if all_cpus else ""))
@@ -151,26 +157,23 @@ def parse_count(minimum: int = 1, *, all_cpus: bool = False) -> Callable[[str], 
     return parse
 
 
-def parse_level(text: str) -> float:
-    """A level in (0, 1): ``--fdr``, ``--fwer``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a level in (0, 1)") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: give a level in (0, 1)")
-    return value
+def parse_open_unit(what: str, flag: str = "") -> Callable[[str], float]:
+    """A ``what`` (level, fraction) in (0, 1); ``flag`` (``--fdr``) opens the messages."""
+
+    def parse(text: str) -> float:
+        name = f"{flag} {text!r}" if flag else repr(text)
+        value = convert(float, text, f"{name}: give a {what} in (0, 1)")
+        if not 0 < value < 1:
+            raise argparse.ArgumentTypeError(f"{name if flag else text}: give a {what} in (0, 1)")
+        return value
+
+    return parse
 
 
-def parse_train_size(text: str) -> float:
-    """``--train-size``: a fraction in (0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a fraction in (0, 1)") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: give a fraction in (0, 1)")
-    return value
+#: A level in (0, 1): ``--fdr``, ``--fwer``.
+parse_level = parse_open_unit("level")
+#: ``--train-size``: a fraction in (0, 1).
+parse_train_size = parse_open_unit("fraction")
 
 
 def parse_k_grid(text: str) -> tuple[int, ...]:
@@ -221,11 +224,7 @@ def parse_cv(text: str) -> str:
     value = text.strip().lower()
     if value in ("split", "none"):
         return value
-    try:
-        folds = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give a number of folds (>= 2), 'split' or 'none'") from None
+    folds = convert(int, value, f"{text!r}: give a number of folds (>= 2), 'split' or 'none'")
     if folds < 2:
         raise argparse.ArgumentTypeError(
             f"{text}: cross-validation needs at least 2 folds (or 'split', 'none')")
@@ -705,23 +704,35 @@ def _check_stability(plan: SelectPlan) -> None:
         plan.outputs.add_file("--stability-plot", path)
 
 
-@select_check
-def _check_error_control(plan: SelectPlan) -> None:
-    args = plan.args
+def error_flags_refusal(args: argparse.Namespace) -> str | None:
+    """Why the ``--fdr`` / ``--fwer`` / ``--correction`` / ``--permutations`` flags do not go
+    together, or None (also checked by ``sparsefs.cli._error_control`` when it wraps)."""
     fdr, fwer = getattr(args, "fdr", None), getattr(args, "fwer", None)
     correction = getattr(args, "correction", None)
     if fdr is not None and fwer is not None:
-        raise CLIError("--fdr and --fwer are two different guarantees; give one")
+        return "--fdr and --fwer are two different guarantees; give one"
     if fdr is None and fwer is None:
         for flag in ("correction", "permutations"):
             if getattr(args, flag, None) is not None:
-                raise CLIError(f"--{flag} needs --fdr or --fwer")
+                return f"--{flag} needs --fdr or --fwer"
+    elif fdr is not None and correction not in (None, "bh", "by"):
+        return f"--correction {correction} controls the FWER; use it with --fwer"
+    elif fwer is not None and correction not in (None, "holm", "bonferroni", "maxt"):
+        return f"--correction {correction} controls the FDR; use it with --fdr"
+    return None
+
+
+@select_check
+def _check_error_control(plan: SelectPlan) -> None:
+    args = plan.args
+    refusal = error_flags_refusal(args)
+    if refusal is not None:
+        raise CLIError(refusal)
+    fdr, fwer = getattr(args, "fdr", None), getattr(args, "fwer", None)
+    if fdr is None and fwer is None:
         return
+    correction = getattr(args, "correction", None)
     flag, level = ("--fdr", fdr) if fdr is not None else ("--fwer", fwer)
-    if fdr is not None and correction not in (None, "bh", "by"):
-        raise CLIError(f"--correction {correction} controls the FWER; use it with --fwer")
-    if fwer is not None and correction not in (None, "holm", "bonferroni", "maxt"):
-        raise CLIError(f"--correction {correction} controls the FDR; use it with --fdr")
     if getattr(args, "stability", None) is not None:
         raise CLIError(f"{flag} and --stability are two selection rules; give one")
     if args.k is not None:

@@ -75,8 +75,11 @@ def emit_note(text: str) -> None:
 
 
 def _first_line(message: object) -> str:
+    """The first line of ``message``; an exception without text gives its type's name."""
     text = str(message).strip()
-    return text.splitlines()[0] if text else ""
+    if text:
+        return text.splitlines()[0]
+    return type(message).__name__ if isinstance(message, BaseException) else ""
 
 
 class _NoteHandler(logging.Handler):

@@ -14,22 +14,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from sparsefs.cli._checks import error_flags_refusal, error_rule, parse_open_unit
+
 __all__ = ["add_error_control_arguments", "error_control_output", "wrap_for_error_control"]
 
 DEFAULT_PERMUTATIONS = 1000
-
-
-def _level(flag: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} {text!r}: give a level in (0, 1)") from None
-        if not 0 < value < 1:
-            raise argparse.ArgumentTypeError(f"{flag} {text!r}: give a level in (0, 1)")
-        return value
-
-    return parse
 
 
 def _count(text: str) -> int:
@@ -45,12 +34,12 @@ def _count(text: str) -> int:
 def add_error_control_arguments(group: Any) -> None:
     """The error-control options of ``select`` (in its "selection rule" group)."""
     group.add_argument(
-        "--fdr", type=_level("--fdr"), default=None, metavar="Q",
+        "--fdr", type=parse_open_unit("level", "--fdr"), default=None, metavar="Q",
         help="keep the features passing Benjamini-Hochberg at false discovery rate Q on the "
         "method's p-values (its own test, else label permutations); with -m knockoffs: the "
         "knockoff filter's FDR. Adds pvalue and qvalue columns")
     group.add_argument(
-        "--fwer", type=_level("--fwer"), default=None, metavar="A",
+        "--fwer", type=parse_open_unit("level", "--fwer"), default=None, metavar="A",
         help="keep the features passing Holm's procedure at family-wise error rate A")
     group.add_argument(
         "--correction", choices=("bh", "by", "holm", "bonferroni", "maxt"), default=None,
@@ -64,22 +53,10 @@ def add_error_control_arguments(group: Any) -> None:
 
 
 def _procedure(args: argparse.Namespace) -> tuple[str, float] | None:
-    fdr, fwer = getattr(args, "fdr", None), getattr(args, "fwer", None)
-    correction = getattr(args, "correction", None)
-    if fdr is not None and fwer is not None:
-        raise ValueError("--fdr and --fwer are two different guarantees; give one")
-    if fdr is None and fwer is None:
-        for flag in ("correction", "permutations"):
-            if getattr(args, flag, None) is not None:
-                raise ValueError(f"--{flag} needs --fdr or --fwer")
-        return None
-    if fdr is not None:
-        if correction not in (None, "bh", "by"):
-            raise ValueError(f"--correction {correction} controls the FWER; use it with --fwer")
-        return correction or "bh", fdr
-    if correction not in (None, "holm", "bonferroni", "maxt"):
-        raise ValueError(f"--correction {correction} controls the FDR; use it with --fdr")
-    return correction or "holm", fwer
+    refusal = error_flags_refusal(args)
+    if refusal is not None:
+        raise ValueError(refusal)
+    return error_rule(args)
 
 
 def wrap_for_error_control(est: Any, args: argparse.Namespace) -> Any:

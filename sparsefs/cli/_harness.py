@@ -260,15 +260,7 @@ class _StagedDir:
             raise
 
     def commit(self) -> None:
-        if not self.out.exists():
-            os.replace(self.path, self.out)
-            return
-        for item in self.path.iterdir():
-            target = self.out / item.name
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            os.replace(item, target)
-        self.path.rmdir()
+        _merge_into(self.path, self.out)
 
     def discard(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)

@@ -32,6 +32,7 @@ from sparsefs.cli._checks import (
 from sparsefs.cli._common import (
     DEFAULT_DATA,
     CLIError,
+    _first_line,
     add_progress_options,
     emit_note,
     notes,
@@ -49,7 +50,7 @@ from sparsefs.cli._stability import (
     stability_output,
     wrap_for_stability,
 )
-from sparsefs.utils._registry import get_method, list_methods
+from sparsefs.utils._registry import TARGET_WORDS, get_method, list_methods
 
 __all__ = ["main", "meta_path", "resolve_data"]
 
@@ -263,11 +264,6 @@ def _load(ref: _checks.DataRef, target: str | None, transpose: bool, seed: int,
     return data
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _where(ref: _checks.DataRef, names, i: int, j: int, transpose: bool) -> str:
     """Row ``i`` and column ``j`` of X in the file's own terms."""
     name = str(names[j])
@@ -289,22 +285,17 @@ def _check_values(data, ref: _checks.DataRef, target: str | None, transpose: boo
 
     X = data.X
     source = ref.argument
+    rows = None
     if sp.issparse(X):
-        bad_data = ~np.isfinite(X.data)
-        if bad_data.any():
-            coo = X.tocoo()
-            k = int(np.flatnonzero(~np.isfinite(coo.data))[0])
-            i, j, value = int(coo.row[k]), int(coo.col[k]), coo.data[k]
-            count = int(bad_data.sum())
-            _raise_nonfinite(source, value, count, _where(ref, data.feature_names, i, j,
-                                                          transpose))
+        coo = X.tocoo()
+        bad = ~np.isfinite(coo.data)
+        rows, cols, values = coo.row[bad], coo.col[bad], coo.data[bad]
     elif np.issubdtype(np.asarray(X).dtype, np.number):
-        finite = np.isfinite(X)
-        if not finite.all():
-            flat = int(np.flatnonzero(~finite.ravel())[0])
-            i, j = divmod(flat, X.shape[1])
-            _raise_nonfinite(source, X[i, j], int((~finite).sum()),
-                             _where(ref, data.feature_names, i, j, transpose))
+        bad = ~np.isfinite(X)
+        (rows, cols), values = np.nonzero(bad), X[bad]
+    if rows is not None and rows.size:
+        _raise_nonfinite(source, values[0], int(rows.size),
+                         _where(ref, data.feature_names, int(rows[0]), int(cols[0]), transpose))
     y = data.y
     if y is not None:
         y = np.asarray(y)
@@ -419,22 +410,31 @@ def _selection_rule(est, args: argparse.Namespace):
     return wrap_for_error_control(wrap_for_stability(est, args), args)
 
 
+def _replace_atomic(target: Path, write, *, prefix: str, suffix: str) -> None:
+    """``write(tmp)`` into a temporary file beside ``target``, then rename it into place; the
+    temporary file is removed when anything fails."""
+    fd, tmp = tempfile.mkstemp(suffix=suffix, prefix=prefix, dir=target.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _write_text_atomic(text: str, out: Path) -> None:
     """Write to a temporary file beside ``out`` and rename it into place."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise CLIError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-        os.replace(tmp, out)
+
+    try:
+        _replace_atomic(out, write, prefix=f".{out.name}.", suffix=".tmp")
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise CLIError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _frame_text(frame, suffix: str) -> str:
@@ -482,9 +482,8 @@ def _cmd_methods(args) -> int:
     if args.json:
         print(json.dumps([m.as_dict() for m in methods], indent=1))
         return 0
-    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
     rows = [(m.stem, m.name, m.family, m.supervision,
-             "/".join(words[t] for t in m.targets) if m.supervision == "supervised" else "-",
+             "/".join(TARGET_WORDS[t] for t in m.targets) if m.supervision == "supervised" else "-",
              "/".join(m.inputs), m.reference)
             for m in methods]
     _print_table(("stem", "estimator", "family", "supervision", "targets", "input",
@@ -671,15 +670,7 @@ def _write_h5ad(est, info, args, source: Path, target: Path) -> None:
                     sample_key=args.groups if groupby is not None or outcome else None,
                     _target={"target": args.target if outcome else None, "time": args.time,
                              "event": args.event})
-    fd, tmp = tempfile.mkstemp(suffix=".h5ad", dir=target.parent, prefix=".sparsefs-")
-    os.close(fd)
-    try:
-        adata.write_h5ad(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _replace_atomic(target, adata.write_h5ad, prefix=".sparsefs-", suffix=".h5ad")
 
 
 def _cmd_export(args) -> int:
@@ -697,20 +688,15 @@ def _cmd_export(args) -> int:
     if data.y is not None:
         frame[args.label] = data.y
     _checks.plan_export(args)  # nothing appeared meanwhile
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.",
-                               suffix="".join(out.suffixes) or ".tmp")
-    os.close(fd)
-    try:
+
+    def write(tmp: str) -> None:
         if out.name.lower().endswith(".parquet"):
             frame.to_parquet(tmp, index=False)
         else:
             sep = "\t" if ".tsv" in out.name.lower() else ","
             frame.to_csv(tmp, index=False, sep=sep, lineterminator="\n")
-        os.replace(tmp, out)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+
+    _replace_atomic(out, write, prefix=f".{out.name}.", suffix="".join(out.suffixes) or ".tmp")
     labels = "" if data.y is None else f" and the labels as column {args.label!r}"
     print(f"Wrote {data.X.shape[0]} samples x {data.X.shape[1]} features{labels} to {out}")
     return 0
@@ -835,10 +821,6 @@ _COMMANDS = {
 }
 
 
-def _quiet_notes(args: argparse.Namespace) -> bool:
-    return args.command in ("compare", "reproduce") and args.progress is False
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -854,6 +836,5 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (CLIError, ValueError, TypeError, FileNotFoundError, OSError, ImportError) as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"sparsefs: error: {_flagify(msg)}", file=sys.stderr)
+        print(f"sparsefs: error: {_flagify(_first_line(exc))}", file=sys.stderr)
         return 1

@@ -14,16 +14,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from sparsefs.cli._checks import convert
+
 __all__ = ["add_stability_arguments", "stability_output", "wrap_for_stability"]
 
 DEFAULT_RESAMPLES = 50
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--stability {text!r}: give an even count") from None
+    value = convert(int, text, f"--stability {text!r}: give an even count")
     if value < 2 or value % 2:
         raise argparse.ArgumentTypeError(
             f"--stability {value}: give an even count >= 2 (pairs of half-samples)")
@@ -31,10 +30,7 @@ def _positive_int(text: str) -> int:
 
 
 def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--pfer {text!r}: give a number > 0") from None
+    value = convert(float, text, f"--pfer {text!r}: give a number > 0")
     if not value > 0:
         raise argparse.ArgumentTypeError(f"--pfer {text!r}: give a number > 0")
     return value

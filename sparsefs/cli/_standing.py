@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sparsefs.cli._checks import convert
+
 __all__ = ["add_parser", "cmd_standing"]
 
 _WHICH = {"a": ["microarray"], "b": ["markers"], "c": ["clustering"],
@@ -17,10 +19,7 @@ _WHICH = {"a": ["microarray"], "b": ["markers"], "c": ["clustering"],
 
 
 def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = convert(int, text, f"{text!r} is not an integer")
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0 (0: in this process)")
     return value

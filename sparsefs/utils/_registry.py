@@ -1,8 +1,9 @@
 """The method registry: one explicit table that the CLI, the docs and the common tests read.
 
-A new method is added by one :class:`MethodInfo` row in ``_METHODS``; it is then listed by
-``sparsefs methods``, run by ``sparsefs demo``, put in the README table and run through every
-common test (scikit-learn's checks, the selection contract and the bad-input matrix).
+A new method is added by one :class:`MethodInfo` row in ``_METHODS`` (``_entry``: imported from
+its family's package); it is then listed by ``sparsefs methods``, run by ``sparsefs demo``, put
+in the README table and run through every common test (scikit-learn's checks, the selection
+contract and the bad-input matrix).
 """
 
 import importlib
@@ -151,21 +152,31 @@ class MethodInfo:
         }
 
 
+#: The package of each family's estimators: an entry's ``import_path`` is
+#: ``<package>:<name>``.
+_PACKAGES = {"selector": "sparsefs.selection", "classifier": "sparsefs.classification",
+             "clusterer": "sparsefs.clustering"}
+
+
+def _entry(**fields: Any) -> MethodInfo:
+    """A :class:`MethodInfo` imported from its family's package (``import_path``)."""
+    return MethodInfo(import_path=f"{_PACKAGES[fields['family']]}:{fields['name']}", **fields)
+
+
 _METHODS: tuple[MethodInfo, ...] = (
-    MethodInfo(
+    _entry(
         stem="fisher_score",
         name="FisherScore",
         family="selector",
         supervision="supervised",
         reference="Duda, Hart & Stork, Pattern Classification, 2001; Gu, Li & Han, UAI 2011",
         summary="between- over within-class scatter per feature (rank-identical to ANOVA F)",
-        import_path="sparsefs.selection:FisherScore",
         fit_seconds=0.00024,
         inputs=("dense", "sparse", "dask"),
         test_params=({}, {"n_features_to_select": 2}, {"n_features_to_select": 0.5}),
         own_rule="features whose ANOVA F-test p-value passes Benjamini-Hochberg at fdr=0.05",
     ),
-    MethodInfo(
+    _entry(
         stem="univariate_score",
         name="UnivariateScore",
         family="selector",
@@ -175,7 +186,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="per-feature tests against a continuous target (F / Pearson / Spearman, equal "
         "to f_regression) or a survival target (Cox score test = log-rank for a binary "
         "feature), all features in one pass",
-        import_path="sparsefs.selection:UnivariateScore",
         inputs=("dense", "sparse", "dask"),
         targets=("regression", "survival"),
         test_params=({}, {"n_features_to_select": 2, "test": "spearman"},
@@ -184,7 +194,7 @@ _METHODS: tuple[MethodInfo, ...] = (
                         {"n_features_to_select": 0.5, "ties": "exact"}),
         own_rule="features whose p-value passes Benjamini-Hochberg at fdr=0.05",
     ),
-    MethodInfo(
+    _entry(
         stem="l0_kmeans",
         name="L0KMeans",
         family="clusterer",
@@ -192,7 +202,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Chang, Wang, Li & Xu, Statistica Sinica 28(3), 2018 (arXiv:1403.7890)",
         summary="l0-k-means: k-means on the top-s features by between-cluster sum of squares; "
         "s by the gap statistic",
-        import_path="sparsefs.clustering:L0KMeans",
         fit_seconds=0.046,
         inputs=("dense", "sparse", "dask"),
         test_params=(
@@ -205,7 +214,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         aliases=("sparse_kmeans",),
         kernel="sparse_kmeans",
     ),
-    MethodInfo(
+    _entry(
         stem="l1_kmeans",
         name="SparseKMeans",
         family="clusterer",
@@ -213,7 +222,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Witten & Tibshirani, JASA 105(490), 2010",
         summary="l1 sparse k-means: soft-thresholded BCSS feature weights (exact); bound by the "
         "permutation gap",
-        import_path="sparsefs.clustering:SparseKMeans",
         fit_seconds=0.04,
         inputs=("dense", "sparse"),
         test_params=(
@@ -234,7 +242,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "bound of the grid on X and on n_permutations permuted copies; -p wbound=... skips it",
         slow_size=500_000,
     ),
-    MethodInfo(
+    _entry(
         stem="penalized_gmm",
         name="PenalizedGaussianMixture",
         family="clusterer",
@@ -242,7 +250,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Pan & Shen, JMLR 8, 2007",
         summary="diagonal Gaussian mixture with l1-penalised means (EM); features with all means "
         "zero dropped; penalty by BIC",
-        import_path="sparsefs.clustering:PenalizedGaussianMixture",
         fit_seconds=0.098,
         test_params=(
             {"n_clusters": 3, "n_alphas": 5, "n_init": 2, "max_iter": 30, "random_state": 0},
@@ -250,7 +257,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         ),
         own_rule="features with at least one nonzero cluster mean at the penalty chosen by BIC",
     ),
-    MethodInfo(
+    _entry(
         stem="ufcm",
         name="UFCM",
         family="selector",
@@ -258,7 +265,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Wang, Nie, Chang, Yao, Li & Sheng, ECML-PKDD 2015 (arXiv:1506.01330)",
         summary="class-margin projection with k-means pseudo-labels and an l2,p row penalty; "
         "features by row norms of W (matrix-free Lanczos W-step)",
-        import_path="sparsefs.selection:UFCM",
         fit_seconds=0.95,
         inputs=("dense", "sparse"),
         test_params=(
@@ -269,7 +275,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         own_rule="features whose row of W is not negligible: with the default beta most "
         "features (4654 of 7129 on ALLAML)",
     ),
-    MethodInfo(
+    _entry(
         stem="smba",
         name="SMBA",
         family="selector",
@@ -279,7 +285,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="sparse self-representation of the features (l1,2 or l1 penalty, affine "
         "option), features by row norms of C; exact reduced group-lasso solver (l1,2) or "
         "column-blocked Woodbury ADMM (l1)",
-        import_path="sparsefs.selection:SMBA",
         fit_seconds=0.056,
         inputs=("dense", "sparse", "dask"),
         test_params=(
@@ -289,7 +294,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         ),
         own_rule="the representatives: features with a nonzero row of C at alpha",
     ),
-    MethodInfo(
+    _entry(
         stem="sparse_centers",
         name="SparseCenterClassifier",
         family="classifier",
@@ -297,7 +302,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Calafiore & Fracastoro, IEEE TNNLS 33(3), 2022 (arXiv:1911.07320)",
         summary="nearest class mean (l2) or median (l1) with centers differing on exactly k "
         "features, chosen exactly by the per-feature gain; multiclass row-sparse extension",
-        import_path="sparsefs.classification:SparseCenterClassifier",
         fit_seconds=0.00024,
         inputs=("dense", "sparse", "dask"),
         test_params=(
@@ -308,7 +312,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         ),
         own_rule="min(10, n_features) (the paper takes k as given)",
     ),
-    MethodInfo(
+    _entry(
         stem="sparse_centers_cv",
         name="SparseCenterClassifierCV",
         family="classifier",
@@ -316,13 +320,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Calafiore & Fracastoro, IEEE TNNLS 33(3), 2022 (arXiv:1911.07320)",
         summary="sparse l1/l2 center classifier with k chosen by stratified CV over a grid "
         "(one fit per fold: the ranking is nested in k)",
-        import_path="sparsefs.classification:SparseCenterClassifierCV",
         fit_seconds=0.0034,
         inputs=("dense", "sparse"),
         test_params=({"cv": 3, "random_state": 0}, {"norm": "l1", "cv": 3, "random_state": 0}),
         own_rule="k chosen by stratified 5-fold CV over a grid of counts",
     ),
-    MethodInfo(
+    _entry(
         stem="laplacian_score",
         name="LaplacianScore",
         family="selector",
@@ -330,13 +333,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="He, Cai & Niyogi, NIPS 2005",
         summary="locality preserving power of each feature on the kNN sample graph "
         "(raw score lower-is-better, kept as laplacian_scores_)",
-        import_path="sparsefs.selection:LaplacianScore",
         fit_seconds=0.0058,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "affinity": "binary", "n_neighbors": 3}),
         own_rule="the best 10 % (the paper defines no count)",
     ),
-    MethodInfo(
+    _entry(
         stem="variance",
         name="VarianceScore",
         family="selector",
@@ -344,12 +346,11 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Bommert, Welchowski, Schmid & Rahnenführer, Brief. Bioinform. 23(1), 2022",
         summary="the variance filter (no target): the baseline of the gene-expression survival "
         "benchmark",
-        import_path="sparsefs.selection:VarianceScore",
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2}, {"threshold": 0.1}),
         own_rule="the best 10 % (threshold= keeps the variances above it, as VarianceThreshold)",
     ),
-    MethodInfo(
+    _entry(
         stem="spec",
         name="SPEC",
         family="selector",
@@ -357,7 +358,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Zhao & Liu, ICML 2007",
         summary="spectral feature selection: phi1/phi2/phi3 of each normalised feature on the "
         "normalised graph Laplacian",
-        import_path="sparsefs.selection:SPEC",
         fit_seconds=0.0023,
         inputs=("dense", "sparse"),
         test_params=(
@@ -366,7 +366,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         ),
         own_rule="the best 10 % (the paper defines no count)",
     ),
-    MethodInfo(
+    _entry(
         stem="mcfs",
         name="MCFS",
         family="selector",
@@ -374,13 +374,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Cai, Zhang & He, KDD 2010",
         summary="multi-cluster feature selection: spectral embedding, LARS per eigenvector, "
         "score max over k of abs(a_kj)",
-        import_path="sparsefs.selection:MCFS",
         fit_seconds=0.06,
         test_params=({"n_clusters": 2}, {"n_features_to_select": 2, "n_clusters": 2}),
         own_rule="the best 10 % (the paper defines no count)",
         inputs=("dense", "sparse"),
     ),
-    MethodInfo(
+    _entry(
         stem="udfs",
         name="UDFS",
         family="selector",
@@ -388,13 +387,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Yang, Shen, Ma, Huang & Zhou, IJCAI 2011",
         summary="local discriminative scatter + l2,1 penalty on an orthonormal W, "
         "re-weighted eigen-iteration (Woodbury/Lanczos when d is large)",
-        import_path="sparsefs.selection:UDFS",
         fit_seconds=0.28,
         test_params=({"n_clusters": 2},),
         own_rule="the best 10 % (the l2,1 iteration zeroes no row)",
         inputs=("dense", "sparse"),
     ),
-    MethodInfo(
+    _entry(
         stem="ndfs",
         name="NDFS",
         family="selector",
@@ -402,13 +400,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Li, Yang, Liu, Zhou & Lu, AAAI 2012",
         summary="nonnegative spectral cluster indicators + l2,1-regularised regression "
         "(n x n Woodbury solves)",
-        import_path="sparsefs.selection:NDFS",
         fit_seconds=0.053,
         test_params=({"n_clusters": 2, "n_init": 1, "max_iter": 100, "random_state": 0},),
         own_rule="the best 10 % (the l2,1 re-weighting zeroes no row)",
         inputs=("dense", "sparse"),
     ),
-    MethodInfo(
+    _entry(
         stem="relieff",
         name="ReliefF",
         family="selector",
@@ -416,7 +413,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Kononenko, ECML 1994; Robnik-Sikonja & Kononenko, Machine Learning 2003",
         summary="nearest hits vs nearest misses per class (vectorised ReliefF, multiclass "
         "prior-weighted); RReliefF for a continuous target",
-        import_path="sparsefs.selection:ReliefF",
         fit_seconds=0.022,
         inputs=("dense", "sparse"),
         test_params=(
@@ -426,7 +422,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         targets=("classification", "regression"),
         own_rule="features whose weight exceeds threshold=0 (often about half on noise)",
     ),
-    MethodInfo(
+    _entry(
         stem="mrmr",
         name="MRMR",
         family="selector",
@@ -434,7 +430,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Peng, Long & Ding, IEEE TPAMI 2005; Ding & Peng, JBCB 2005",
         summary="greedy max relevance, min redundancy (MID/MIQ by discretised or KSG mutual "
         "information; FCD/FCQ by F statistic and correlation; classes or a continuous target)",
-        import_path="sparsefs.selection:MRMR",
         fit_seconds=0.087,
         test_params=(
             {"n_features_to_select": 2},
@@ -448,7 +443,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         cost="about 90 s on 72 x 7129 (ALLAML; measured on a loaded 2-core machine) with the "
         "default own rule, which keeps 1768 features; -k 50 takes seconds",
     ),
-    MethodInfo(
+    _entry(
         stem="mutual_info",
         name="MutualInfo",
         family="selector",
@@ -457,13 +452,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="nearest-neighbour (KSG) mutual information with the classes or a continuous "
         "target (numba kernel, equal to scikit-learn's mutual_info_classif / "
         "mutual_info_regression)",
-        import_path="sparsefs.selection:MutualInfo",
         fit_seconds=0.012,
         test_params=({"n_features_to_select": 2, "random_state": 0},),
         targets=("classification", "regression"),
         own_rule="features with a positive estimate, threshold=0 (about half on pure noise)",
     ),
-    MethodInfo(
+    _entry(
         stem="lasso",
         name="LassoSelector",
         family="selector",
@@ -475,13 +469,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         "glmnet's coordinate descent); penalty chosen on the path to keep k features",
         inputs=("dense", "sparse"),
         targets=("classification", "regression", "survival"),
-        import_path="sparsefs.selection:LassoSelector",
         fit_seconds=0.047,
         test_params=({"n_features_to_select": 2, "max_iter": 300},),
         outcome_params=({"n_features_to_select": 2}, {"ties": "efron"}),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
-    MethodInfo(
+    _entry(
         stem="elastic_net",
         name="ElasticNetSelector",
         family="selector",
@@ -491,26 +484,24 @@ _METHODS: tuple[MethodInfo, ...] = (
         "penalty chosen on the path to keep k features",
         inputs=("dense", "sparse"),
         targets=("classification", "regression", "survival"),
-        import_path="sparsefs.selection:ElasticNetSelector",
         fit_seconds=0.026,
         test_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3, "max_iter": 300},),
         outcome_params=({"n_features_to_select": 0.5, "l1_ratio": 0.3},),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
-    MethodInfo(
+    _entry(
         stem="rfs",
         name="RFS",
         family="selector",
         supervision="supervised",
         reference="Nie, Huang, Cai & Ding, NIPS 2010",
         summary="l2,1 loss + l2,1 penalty on one-hot classes, reweighting in n x n (dual) form",
-        import_path="sparsefs.selection:RFS",
         fit_seconds=0.042,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.3, "tol": 1e-3}),
         own_rule="the rows of W above 1e-6 of the largest norm at alpha=0.5",
     ),
-    MethodInfo(
+    _entry(
         stem="ls_l21",
         name="LsL21",
         family="selector",
@@ -518,27 +509,25 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Obozinski, Taskar & Jordan, Stat. Comput. 2010; Liu, Ji & Ye, UAI 2009",
         summary="least squares on one-hot classes or several continuous targets + l2,1 "
         "penalty (multi-task lasso; accelerated proximal gradient)",
-        import_path="sparsefs.selection:LsL21",
         fit_seconds=0.0036,
         inputs=("dense", "sparse"),
         test_params=({"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300},),
         targets=("classification", "regression"),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
-    MethodInfo(
+    _entry(
         stem="ll_l21",
         name="LlL21",
         family="selector",
         supervision="supervised",
         reference="Liu, Ji & Ye, UAI 2009",
         summary="multinomial logistic loss + l2,1 penalty (accelerated proximal gradient)",
-        import_path="sparsefs.selection:LlL21",
         fit_seconds=0.013,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.3, "max_iter": 300}),
         own_rule="the nonzero rows at alpha=0.5 (of the largest penalty)",
     ),
-    MethodInfo(
+    _entry(
         stem="sparse_kos",
         name="SparseKOSClassifier",
         family="classifier",
@@ -547,7 +536,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="kernel optimal scoring with l1-penalised Gaussian-kernel feature weights "
         "(non-linear, multiclass; sigma2 -> gamma -> lambda tuned as in the paper; "
         "sigma2_selection=\"kos\" is 3-4x cheaper)",
-        import_path="sparsefs.classification:SparseKOSClassifier",
         fit_seconds=3.2,
         test_params=(
             {"sigma2": 1.0, "ridge": 0.1, "alpha": 1e-3, "n_alphas": 3, "max_iter": 20},
@@ -564,7 +552,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         # no slow_size: the cost grows with n^3, not n x p (seconds on ALLAML's 513 000 cells,
         # a minute and more at 2000 x 23): compare's cost note scales fit_seconds instead
     ),
-    MethodInfo(
+    _entry(
         stem="sparse_naive_bayes",
         name="SparseNaiveBayes",
         family="classifier",
@@ -573,13 +561,12 @@ _METHODS: tuple[MethodInfo, ...] = (
         summary="naive Bayes (Bernoulli or multinomial) whose class parameters differ on at "
         "most k features: exact sorting solution (Bernoulli), convex bound with a certified "
         "duality gap (multinomial)",
-        import_path="sparsefs.classification:SparseNaiveBayes",
         fit_seconds=0.00029,
         inputs=("dense", "sparse"),
         test_params=({}, {"n_features_to_select": 2, "alpha": 0.5, "fit_prior": False}),
         own_rule="min(10, n_features) features",
     ),
-    MethodInfo(
+    _entry(
         stem="class_specific",
         name="ClassSpecificSelector",
         family="selector",
@@ -588,7 +575,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         "Pineda-Bautista, Carrasco-Ochoa & Martinez-Trinidad, ESWA 38(8), 2011",
         summary="one feature subset per class: a selector on each class's rows (SMBA-CSFS) or "
         "on SMOTE-balanced one-vs-rest labels (GF-CSFS); union of the per-class top-m",
-        import_path="sparsefs.selection:ClassSpecificSelector",
         fit_seconds=0.068,
         inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
         test_params=(
@@ -603,7 +589,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         demo_params={"selector": "fisher_score", "strategy": "one_vs_rest"},
         own_rule="min(20, n_features) per class; the union of the per-class subsets",
     ),
-    MethodInfo(
+    _entry(
         stem="class_specific_ensemble",
         name="ClassSpecificEnsembleClassifier",
         family="classifier",
@@ -612,7 +598,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         "Pineda-Bautista, Carrasco-Ochoa & Martinez-Trinidad, ESWA 38(8), 2011",
         summary="SMBA-CSFS / GF-CSFS ensemble: one linear SVM per class on its own top-m "
         "features (trained on all classes, SMOTE inside fit), combined by the claim/vote rule",
-        import_path="sparsefs.classification:ClassSpecificEnsembleClassifier",
         kernel="class_specific",  # the decision rule and votes live with the selector's math
         fit_seconds=0.081,
         inputs=("dense", "sparse"),  # sparse when its base selector takes it (SMBA does)
@@ -626,7 +611,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         demo_params={"selector": "fisher_score"},
         own_rule="min(20, n_features) per class; the union of the per-class subsets",
     ),
-    MethodInfo(
+    _entry(
         stem="stability",
         name="StabilitySelector",
         family="selector",
@@ -637,7 +622,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         "default LassoSelector): frequencies on complementary half-samples, cut-off from a "
         "PFER bound, Nogueira stability index with CI",
         inputs=("dense", "sparse"),  # sparse when its estimator takes it (the default lasso does)
-        import_path="sparsefs.selection:StabilitySelector",
         fit_seconds=0.080,
         test_params=(
             {"estimator": EstimatorParam("sparsefs.selection:FisherScore",
@@ -664,7 +648,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         "pfer= or threshold= set the cut-off",
         cost="n_resamples fits of the base estimator on half the samples",
     ),
-    MethodInfo(
+    _entry(
         stem="error_control",
         name="ErrorControlSelector",
         family="selector",
@@ -675,7 +659,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         "Spearman for continuous and Cox score tests for survival targets; or stratified "
         "label permutations of an estimator's scores), then BH / BY (FDR) or Holm / "
         "Bonferroni / max-T (FWER)",
-        import_path="sparsefs.selection:ErrorControlSelector",
         fit_seconds=0.001,
         inputs=("dense", "sparse"),
         test_params=(
@@ -699,7 +682,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         cost="pvalues='permutation': n_permutations fits of the estimator",
         kernel="multiple_testing",
     ),
-    MethodInfo(
+    _entry(
         stem="knockoffs",
         name="KnockoffSelector",
         family="selector",
@@ -710,7 +693,6 @@ _METHODS: tuple[MethodInfo, ...] = (
         "a correlation model checked on held-out rows (spiked or Ledoit-Wolf, or a known "
         "matrix), Fisher-difference (class labels), lasso or any-score statistics, knockoff+ "
         "threshold, e-value derandomisation",
-        import_path="sparsefs.selection:KnockoffSelector",
         fit_seconds=0.093,
         test_params=(
             {"n_features_to_select": 2, "statistic": "lasso_coef_diff", "random_state": 0},
@@ -786,18 +768,21 @@ def get_method(key: str) -> MethodInfo:
     raise ValueError(f"unknown method {key!r}; known methods: {known}.")
 
 
+#: How the methods table and ``sparsefs methods`` name each kind of target.
+TARGET_WORDS = {"classification": "classes", "regression": "continuous", "survival": "survival"}
+
+
 def methods_markdown() -> str:
     """The registry as a markdown table (the README's methods table is kept equal to this)."""
     lines = [
         "| stem | estimator | family | supervision | input | what it does | reference |",
         "|---|---|---|---|---|---|---|",
     ]
-    words = {"classification": "classes", "regression": "continuous", "survival": "survival"}
     for m in _METHODS:
         module = m.import_path.split(":")[0]
         supervision = m.supervision
         if m.supervision == "supervised" and m.targets != ("classification",):
-            supervision += ": " + ", ".join(words[t] for t in m.targets)
+            supervision += ": " + ", ".join(TARGET_WORDS[t] for t in m.targets)
         lines.append(
             f"| `{m.stem}` | `{module}.{m.name}` | {m.family} | {supervision} "
             f"| {' / '.join(m.inputs)} | {m.summary} | {m.reference} |"
