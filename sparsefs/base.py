@@ -151,7 +151,7 @@ class SupportMixin(SelectorMixin):
         return super().transform(X)
 
 
-def _one_blas_thread(self, X) -> float:
+def _zero_blas_flops(self, X) -> float:
     """``_blas_flops`` of the methods whose fit is a sequence of small dense factorisations,
     eigen-solves and thin products, fastest on one BLAS thread (and far faster on a loaded
     machine): 0."""

@@ -6,7 +6,7 @@ from typing import ClassVar
 import numpy as np
 
 from sparsefs._kernels import relieff as _kernel
-from sparsefs.base import BaseSelector, _one_blas_thread
+from sparsefs.base import BaseSelector, _zero_blas_flops
 from sparsefs.utils._random import rng_from
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, StrOptions
 
@@ -166,7 +166,7 @@ class ReliefF(BaseSelector):
         self.sigma = sigma
         self.target_type = target_type
 
-    _blas_flops = _one_blas_thread
+    _blas_flops = _zero_blas_flops
 
     def _fit(self, X, y_idx):
         n = X.shape[0]
