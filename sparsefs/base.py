@@ -151,6 +151,13 @@ class SupportMixin(SelectorMixin):
         return super().transform(X)
 
 
+def _zero_blas_flops(self, X) -> float:
+    """``_blas_flops`` of the methods whose fit is a sequence of small dense factorisations,
+    eigen-solves and thin products, fastest on one BLAS thread (and far faster on a loaded
+    machine): 0."""
+    return 0.0
+
+
 def _routed(name: str, doc: str | None, owner: type):
     """The public ``name`` (``predict``, ``decision_function``) of ``owner``: the array-type
     dispatch (:func:`sparsefs._kernels.arrays.estimator_call`), documented by ``doc``."""

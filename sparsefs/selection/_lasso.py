@@ -8,13 +8,11 @@ import numpy as np
 
 from sparsefs._kernels import coordinate_descent as _cd
 from sparsefs._kernels import lasso as _kernel
-from sparsefs._kernels.columns import duplicate_partition
 from sparsefs._kernels.elastic_net import ElasticNetPenalty
-from sparsefs._kernels.l21 import path_to_n_nonzero, prepare_design, row_norms, selection_scores
-from sparsefs._kernels.smba import merge_duplicate_rows
+from sparsefs._kernels.l21 import path_to_n_nonzero, prepare_design, row_norms
 from sparsefs._kernels.stats import one_hot_dense
 from sparsefs.exceptions import ConvergenceWarning
-from sparsefs.selection._sparse_linear import SparseLinearSelector
+from sparsefs.selection._sparse_linear import SparseLinearSelector, merged_scores
 from sparsefs.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["ElasticNetSelector", "LassoSelector"]
@@ -166,15 +164,8 @@ class _LogisticSelector(SparseLinearSelector):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        # exactly duplicated features: the loss sees only the sum of their rows of W, so the
-        # mean of the rows keeps the loss and (convex penalty) does not raise the penalty; it
-        # is optimal whenever the fit is, and the copies get bit-identical rows and scores
-        groups = duplicate_partition(prep.X) if isinstance(prep.X, np.ndarray) else None
-        coef = merge_duplicate_rows(res.coef, groups)
-        grad = merge_duplicate_rows(res.grad, groups)
-        penalty = ElasticNetPenalty(l1_ratio)
-        lam = max(fit.lam, 1e-300)
-        scores = selection_scores(coef, penalty.entry_closeness(grad, lam), prep.constant)
+        coef, scores = merged_scores(prep, res.coef, res.grad, ElasticNetPenalty(l1_ratio),
+                                     max(fit.lam, 1e-300))
         unit = self._unit(prep)
         self.coef_ = coef / unit
         self.intercept_ = res.intercept
@@ -233,13 +224,8 @@ class _LogisticSelector(SparseLinearSelector):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        # exact copies of a column: the mean of their coefficients keeps the fit optimal
-        groups = duplicate_partition(prep.X) if isinstance(prep.X, np.ndarray) else None
-        coef = merge_duplicate_rows(res.coef[:, None], groups)
-        grad = merge_duplicate_rows(-res.grad[:, None], groups)
-        lam = max(ratio * lam_max, 1e-300)
-        closeness = ElasticNetPenalty(rho).entry_closeness(grad, lam)
-        scores = selection_scores(coef, closeness, prep.constant)
+        coef, scores = merged_scores(prep, res.coef[:, None], -res.grad[:, None],
+                                     ElasticNetPenalty(rho), max(ratio * lam_max, 1e-300))
         unit = self._unit(prep)
         self.coef_ = coef[:, 0] / unit
         if self.target_type_ == "regression":

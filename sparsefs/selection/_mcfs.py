@@ -12,7 +12,7 @@ from sklearn.linear_model import lars_path
 from sparsefs._kernels import mcfs as _kernel
 from sparsefs._kernels.columns import constant_columns, duplicate_column_groups, power_of_two_scale
 from sparsefs._kernels.mcfs_lars import lasso_at_cardinality_sparse
-from sparsefs.base import BaseSelector
+from sparsefs.base import BaseSelector, _zero_blas_flops
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,
     as_float_input,
@@ -131,10 +131,7 @@ class MCFS(BaseSelector):
         self.bandwidth = bandwidth
         self.n_nonzero_coefs = n_nonzero_coefs
 
-    def _blas_flops(self, X) -> float:
-        """0: the fit is a sequence of small dense factorisations, eigen-solves and thin
-        products, fastest on one BLAS thread (and far faster on a loaded machine)."""
-        return 0.0
+    _blas_flops = _zero_blas_flops
 
     def _fit(self, X, y_idx):
         X = as_float_input(self, X)

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sparsefs._kernels import ndfs as _kernel
 from sparsefs._kernels.columns import constant_columns, power_of_two_scale, tie_duplicate_scores
 from sparsefs._kernels.graphs import normalized_laplacian
-from sparsefs.base import BaseSelector
+from sparsefs.base import BaseSelector, _zero_blas_flops
 from sparsefs.selection._graph_common import (
     AFFINITY_CONSTRAINTS,
     as_float_input,
@@ -180,10 +180,7 @@ class NDFS(BaseSelector):
         self.n_init = n_init
         self.random_state = random_state
 
-    def _blas_flops(self, X) -> float:
-        """0: the fit is a sequence of small dense factorisations, eigen-solves and thin
-        products, fastest on one BLAS thread (and far faster on a loaded machine)."""
-        return 0.0
+    _blas_flops = _zero_blas_flops
 
     def _fit(self, X, y_idx):
         X = as_float_input(self, X)

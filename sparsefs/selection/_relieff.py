@@ -6,7 +6,7 @@ from typing import ClassVar
 import numpy as np
 
 from sparsefs._kernels import relieff as _kernel
-from sparsefs.base import BaseSelector
+from sparsefs.base import BaseSelector, _zero_blas_flops
 from sparsefs.utils._random import rng_from
 from sparsefs.utils._sklearn_compat import Interval, RealNotInt, StrOptions
 
@@ -166,10 +166,7 @@ class ReliefF(BaseSelector):
         self.sigma = sigma
         self.target_type = target_type
 
-    def _blas_flops(self, X) -> float:
-        """0: the fit is a sequence of small dense factorisations, eigen-solves and thin
-        products, fastest on one BLAS thread (and far faster on a loaded machine)."""
-        return 0.0
+    _blas_flops = _zero_blas_flops
 
     def _fit(self, X, y_idx):
         n = X.shape[0]

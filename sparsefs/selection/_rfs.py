@@ -9,6 +9,7 @@ from sparsefs._kernels.columns import duplicate_partition
 from sparsefs._kernels.l21 import prepare_design, row_norms, selection_scores
 from sparsefs._kernels.smba import merge_duplicate_rows
 from sparsefs._kernels.stats import one_hot_dense
+from sparsefs.base import _zero_blas_flops
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.selection._sparse_linear import SparseLinearSelector
 
@@ -121,10 +122,7 @@ class RFS(SparseLinearSelector):
         super().__init__(n_features_to_select, alpha=alpha, standardize=standardize,
                          max_iter=max_iter, tol=tol)
 
-    def _blas_flops(self, X) -> float:
-        """0: the fit is a sequence of small dense factorisations, eigen-solves and thin
-        products, fastest on one BLAS thread (and far faster on a loaded machine)."""
-        return 0.0
+    _blas_flops = _zero_blas_flops
 
     def _fit(self, X, y_idx):
         prep = prepare_design(X, center=self.standardize, standardize=self.standardize)

@@ -16,7 +16,7 @@ from sparsefs.base import BaseSelector
 from sparsefs.exceptions import ConvergenceWarning
 from sparsefs.utils._sklearn_compat import Interval
 
-__all__ = ["SparseLinearSelector", "warn_unconverged"]
+__all__ = ["SparseLinearSelector", "merged_scores", "warn_unconverged"]
 
 
 class SparseLinearSelector(BaseSelector):
@@ -77,14 +77,7 @@ class SparseLinearSelector(BaseSelector):
         res = self._solve(prep.X, Y, lam_max)
         warn_unconverged(self, res)
         lam = max(self.alpha * lam_max, 1e-300)
-        # exactly duplicated features: their rows of W enter the loss only through their sum,
-        # so the mean row keeps an optimum optimal (convex penalty; _kernels.smba
-        # merge_duplicate_rows) and gives the copies bit-identical rows and scores
-        groups = duplicate_partition(prep.X) if isinstance(prep.X, np.ndarray) else None
-        coef = merge_duplicate_rows(res.coef, groups)
-        grad = merge_duplicate_rows(res.grad, groups)
-        scores = selection_scores(coef, GroupL21Penalty().entry_closeness(grad, lam),
-                                  prep.constant)
+        coef, scores = merged_scores(prep, res.coef, res.grad, GroupL21Penalty(), lam)
         unit = self._unit(prep)
         self.coef_ = coef / unit
         self.intercept_ = res.intercept
@@ -105,6 +98,20 @@ class SparseLinearSelector(BaseSelector):
         if self.standardize or not prep.scale.size:
             return 1.0
         return float(prep.scale[0])
+
+
+def merged_scores(prep, coef: np.ndarray, grad: np.ndarray, penalty, lam: float):
+    """``(coef, scores_)`` of a penalised fit on the prepared design ``prep``.
+
+    Exactly duplicated features: their rows of W enter the loss only through their sum, so the
+    mean row keeps an optimum optimal (convex penalty; :func:`_kernels.smba.merge_duplicate_rows`)
+    and gives the copies bit-identical rows and scores. A zero row scores how close it is to
+    entering at ``lam`` (``penalty.entry_closeness`` of its gradient row).
+    """
+    groups = duplicate_partition(prep.X) if isinstance(prep.X, np.ndarray) else None
+    coef = merge_duplicate_rows(coef, groups)
+    grad = merge_duplicate_rows(grad, groups)
+    return coef, selection_scores(coef, penalty.entry_closeness(grad, lam), prep.constant)
 
 
 def warn_unconverged(est, res: ProxGradResult) -> None:

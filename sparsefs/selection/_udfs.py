@@ -12,7 +12,7 @@ from sparsefs._kernels.centered import CenteredSparse
 from sparsefs._kernels.columns import constant_columns, power_of_two_scale, tie_duplicate_scores
 from sparsefs._kernels.graphs import knn_search
 from sparsefs._kernels.l21 import prepare_design
-from sparsefs.base import BaseSelector
+from sparsefs.base import BaseSelector, _zero_blas_flops
 from sparsefs.selection._graph_common import (
     as_float_input,
     default_n_select,
@@ -166,10 +166,7 @@ class UDFS(BaseSelector):
         self.tol = tol
         self.standardize = standardize
 
-    def _blas_flops(self, X) -> float:
-        """0: the fit is a sequence of small dense factorisations, eigen-solves and thin
-        products, fastest on one BLAS thread (and far faster on a loaded machine)."""
-        return 0.0
+    _blas_flops = _zero_blas_flops
 
     def _fit(self, X, y_idx):
         X = as_float_input(self, X)
