@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -417,11 +418,8 @@ def run_task(
         showing them (in a worker process, whose stderr would print them raw).
     """
     start = time.perf_counter()
-    if not capture_warnings:
-        out = _run_task(task, X, y, true_support, spec, keep_predictions=keep_predictions)
-        out.elapsed = time.perf_counter() - start
-        return out
-    with warnings.catch_warnings(record=True) as caught:  # the filters in force still apply
+    # the filters in force still apply; without capture nothing is recorded (caught stays [])
+    with warnings.catch_warnings(record=True) if capture_warnings else nullcontext([]) as caught:
         out = _run_task(task, X, y, true_support, spec, keep_predictions=keep_predictions)
     seen = set()
     for w in caught:

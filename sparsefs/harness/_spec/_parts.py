@@ -17,6 +17,12 @@ from sparsefs.harness._spec._common import (
 )
 
 
+def _set_fields(spec: Any, is_set: Any) -> dict[str, Any]:
+    """The fields of the dataclass ``spec`` whose value passes ``is_set``, as plain data."""
+    return {f.name: _jsonable(getattr(spec, f.name)) for f in fields(spec)
+            if is_set(getattr(spec, f.name))}
+
+
 @dataclass(frozen=True)
 class DataSpec:
     """One data set of an experiment; exactly one of ``name``, ``path``, ``generator``,
@@ -130,12 +136,7 @@ class DataSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The non-default fields, as plain data."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value not in (None, False, {}):
-                out[f.name] = _jsonable(value)
-        return out
+        return _set_fields(self, lambda value: value not in (None, False, {}))
 
 
 @dataclass(frozen=True)
@@ -212,12 +213,7 @@ class MethodSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The non-default fields, as plain data."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None and value != {}:
-                out[f.name] = _jsonable(value)
-        return out
+        return _set_fields(self, lambda value: value is not None and value != {})
 
 
 @dataclass(frozen=True)

@@ -264,12 +264,7 @@ def _microarray(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
         for f in r["folds"]:
             if "order" in f and len(f["order"]) >= k_sim:
                 tops.setdefault((d, f["fold"]), {})[m] = f["order"]
-    labels = [m.label for m in spec.methods if m.kind != "baseline"]
-    sim = ranking_similarity(tops, k_sim, methods=labels)
-    sim = sim.dropna(axis=0, how="all").dropna(axis=1, how="all")
-    tables["similarity"] = sim
-    tables["similarity_order"] = cluster_order(sim) if len(sim) else []
-    tables["similarity_k"] = k_sim
+    _put_similarity(spec, tops, k_sim, tables)
     # stability of the top-k sets over the outer folds
     k_stab = int(proto.get("stability_k", 20))
     supports = {}
@@ -285,6 +280,16 @@ def _microarray(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
     tables["stability_summary"] = summarise_stability(stab) if len(stab) else pd.DataFrame()
     tables["stability_k"] = k_stab
     return heads
+
+
+def _put_similarity(spec: StandingSpec, tops: dict, k_sim: int, tables: dict[str, Any]) -> None:
+    """The ranking similarity of the top-``k_sim`` lists ``tops`` (baselines aside)."""
+    labels = [m.label for m in spec.methods if m.kind != "baseline"]
+    sim = ranking_similarity(tops, k_sim, methods=labels)
+    sim = sim.dropna(axis=0, how="all").dropna(axis=1, how="all")
+    tables["similarity"] = sim
+    tables["similarity_order"] = cluster_order(sim) if len(sim) else []
+    tables["similarity_k"] = k_sim
 
 
 # --------------------------------------------------------------------------------------------
@@ -322,12 +327,7 @@ def _clustering(spec: StandingSpec, results, tables: dict[str, Any]) -> list[Hea
     for (d, m), r in results.items():
         if "order" in r and spec.method(m).kind != "baseline" and len(r["order"]) >= k_sim:
             tops.setdefault((d, 0), {})[m] = r["order"]
-    labels = [m.label for m in spec.methods if m.kind != "baseline"]
-    sim = ranking_similarity(tops, k_sim, methods=labels)
-    sim = sim.dropna(axis=0, how="all").dropna(axis=1, how="all")
-    tables["similarity"] = sim
-    tables["similarity_order"] = cluster_order(sim) if len(sim) else []
-    tables["similarity_k"] = k_sim
+    _put_similarity(spec, tops, k_sim, tables)
     return heads
 
 

@@ -301,6 +301,15 @@ def _pairwise_table(h: Headline, kinds: Mapping[str, str]) -> list[str]:
                       "R+ / R−", "p", "p (Holm)", "significant"], rows), ""]
 
 
+def _methods_cells_headlines(a: Analysis, figs: Mapping[str, tuple[str, str]]) -> list[str]:
+    """The methods, the status of the cells and every headline metric (each benchmark)."""
+    out = ["### Methods", "", *_methods_table(a)]
+    out += ["### Cells", "", *_status_lines(a)]
+    for h in a.headlines:
+        out += _headline_section(a, h, figs)
+    return out
+
+
 def _headline_section(a: Analysis, h: Headline, figs: Mapping[str, tuple[str, str]],
                       level: str = "###") -> list[str]:
     kinds = {m.label: m.kind for m in a.spec.methods}
@@ -367,10 +376,7 @@ def _microarray_section(a: Analysis, figs: Mapping[str, tuple[str, str]]) -> lis
             "by matching every column; Brain_Tumor_1 kept). `half` is the fixed split of the "
             "defaults policy (docs/contract.md).", ""]
     out += _datasets_table(a, with_half=True)
-    out += ["### Methods", "", *_methods_table(a)]
-    out += ["### Cells", "", *_status_lines(a)]
-    for h in a.headlines:
-        out += _headline_section(a, h, figs)
+    out += _methods_cells_headlines(a, figs)
     out += ["### Accuracy against k", "", *_figure(figs, "curves")]
     for c in [h.key for h in a.headlines]:
         kstar = t.get(f"k_star_{c}")
@@ -490,10 +496,7 @@ def _clustering_section(a: Analysis, figs) -> list[str]:
            "k grid (no k is chosen with the labels; the best k is shown as a ceiling).",
            f"- Time budget {spec.budget_s:.0f} CPU seconds per cell, one thread.", ""]
     out += ["### Data sets", "", *_datasets_table(a, with_half=False)]
-    out += ["### Methods", "", *_methods_table(a)]
-    out += ["### Cells", "", *_status_lines(a)]
-    for h in a.headlines:
-        out += _headline_section(a, h, figs)
+    out += _methods_cells_headlines(a, figs)
     best = a.tables.get("best_ari")
     if best is not None and not best.dropna(how="all").empty:
         out += ["### ARI at the best k (a ceiling: k chosen with the labels)", ""]
@@ -528,10 +531,7 @@ def _markers_section(a: Analysis, figs) -> list[str]:
            "`tracemalloc`: numpy and Python allocations, not BLAS or numba workspaces).",
            f"- Time budget {spec.budget_s:.0f} CPU seconds per cell, one thread.", ""]
     out += ["### Data sets", "", *_datasets_table(a, with_half=False)]
-    out += ["### Methods", "", *_methods_table(a)]
-    out += ["### Cells", "", *_status_lines(a)]
-    for h in a.headlines:
-        out += _headline_section(a, h, figs)
+    out += _methods_cells_headlines(a, figs)
     by_type = a.tables.get("recall_by_type") or {}
     if by_type:
         first = next(iter(by_type))

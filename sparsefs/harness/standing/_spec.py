@@ -17,7 +17,7 @@ import hashlib
 import json
 import tomllib
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -324,31 +324,10 @@ class StandingSpec:
         loader parameters (a smaller simulation); ``budget_s``.
         """
         over = dict(self.quick or {})
-        datasets, methods = self.datasets, self.methods
-        if "datasets" in over:
-            by = {d.label: d for d in self.datasets}
-            missing = [x for x in over["datasets"] if x not in by]
-            if missing:
-                raise ValueError(f"[quick] datasets: no data set labelled {missing}.")
-            datasets = tuple(by[x] for x in over["datasets"])
-        if "methods" in over:
-            by_m = {m.label: m for m in self.methods}
-            missing = [x for x in over["methods"] if x not in by_m]
-            if missing:
-                raise ValueError(f"[quick] methods: no method labelled {missing}.")
-            methods = tuple(by_m[x] for x in over["methods"])
-        new_params = dict(over.get("params", {}))
-        unknown = sorted(set(new_params) - {m.label for m in methods})
-        if unknown:
-            raise ValueError(f"[quick] params: no method labelled {unknown}.")
-        methods = tuple(replace(m, params={**m.params, **new_params[m.label]})
-                        if m.label in new_params else m for m in methods)
-        data_params = dict(over.get("data_params", {}))
-        unknown = sorted(set(data_params) - {d.label for d in datasets})
-        if unknown:
-            raise ValueError(f"[quick] data_params: no data set labelled {unknown}.")
-        datasets = tuple(replace(d, params={**d.params, **data_params[d.label]})
-                         if d.label in data_params else d for d in datasets)
+        datasets = _keep_labelled(self.datasets, over, "datasets", "data set")
+        methods = _keep_labelled(self.methods, over, "methods", "method")
+        methods = _with_params(methods, over, "params", "method")
+        datasets = _with_params(datasets, over, "data_params", "data set")
         simple = tuple(s for s in self.simple if s in {m.label for m in methods})
         return replace(self, datasets=datasets, methods=methods, simple=simple,
                        protocol={**self.protocol, **dict(over.get("protocol", {}))},
@@ -394,6 +373,27 @@ class StandingSpec:
         return parse_k_grid(self.protocol.get("k", "1:20"))
 
 
+def _keep_labelled(items: tuple, over: Mapping[str, Any], key: str, noun: str) -> tuple:
+    """``over[key]``: the labels of ``items`` to keep, in that order (default: all)."""
+    if key not in over:
+        return items
+    by = {x.label: x for x in items}
+    missing = [x for x in over[key] if x not in by]
+    if missing:
+        raise ValueError(f"[quick] {key}: no {noun} labelled {missing}.")
+    return tuple(by[x] for x in over[key])
+
+
+def _with_params(items: tuple, over: Mapping[str, Any], key: str, noun: str) -> tuple:
+    """``over[key]``: ``{label = {param = value}}`` replacing the parameters of ``items``."""
+    new = dict(over.get(key, {}))
+    unknown = sorted(set(new) - {x.label for x in items})
+    if unknown:
+        raise ValueError(f"[quick] {key}: no {noun} labelled {unknown}.")
+    return tuple(replace(x, params={**x.params, **new[x.label]}) if x.label in new else x
+                 for x in items)
+
+
 def _cell_version(benchmark: str) -> int:
     import importlib
 
@@ -435,10 +435,3 @@ def load_standing_spec(benchmark: str, *, quick: bool = False,
     """The spec of one benchmark (its quick version with ``quick=True``)."""
     spec = StandingSpec.from_toml(find_standing_config(benchmark, config_dir))
     return spec.quick_version() if quick else spec
-
-
-def as_sequence(value: Any) -> Sequence[Any]:
-    """A list from a TOML scalar or array."""
-    if isinstance(value, str | int | float):
-        return [value]
-    return list(value)
