@@ -593,18 +593,15 @@ def restart_search(ops, first, w_step, *, max_iter, tol, solver, restarts: Resta
         n_tail = min(restarts.n_feature_starts // 3, p)
         tails = np.argsort(-ops.tail_scores(), kind="stable")[:n_tail]
         n_rand = min(restarts.n_feature_starts - n_tail, p - n_tail)
-        is_tail = np.zeros(p, dtype=bool)
-        is_tail[tails] = True
-        covered = np.zeros(p, dtype=bool)
+        covered = np.zeros(p, dtype=bool)  # the tail seeds' subsets hold the tails themselves
         for r in range(n_tail + n_rand):
             if r < n_tail:
                 j = int(tails[r])
             else:
-                free = np.flatnonzero(~covered & ~is_tail)
-                if free.size == 0:  # every column covered: a new cover
+                if covered.all():  # a new cover (never from a tail seed again)
                     covered[:] = False
-                    free = np.flatnonzero(~is_tail)
-                j = int(rng.choice(free))
+                    covered[tails] = True
+                j = int(rng.choice(np.flatnonzero(~covered)))
             corr = ops.correlations(j)
             corr[j] = np.inf  # the seed column itself first
             cols = np.argpartition(-corr, m - 1)[:m] if m < p else np.arange(p)
