@@ -1,6 +1,6 @@
 """Sphinx configuration of the sparsefs documentation site.
 
-Build: ``python -m sparsefs.docs`` (see building.md). Everything is local: no page, example or
+Build: ``python -m docs.sitebuild`` (see building.md). Everything is local: no page, example or
 inventory is fetched from the network at build or view time.
 """
 
@@ -9,18 +9,20 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# the checkout's sparsefs, also when the docs are built without installing it
+# the checkout's sparsefs, also when the docs are built without installing it, and the site's
+# own tooling (docs/sitebuild: the API pages, the Sphinx extension, the inventories)
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
-from sphinx_gallery.sorting import FunctionSortKey  # noqa: E402
-
-import sparsefs  # noqa: E402
-from sparsefs.docs._inventories import BASE_URLS  # noqa: E402
-from sparsefs.docs._sphinx_ext import (  # noqa: E402, F401
+from sitebuild._inventories import BASE_URLS  # noqa: E402
+from sitebuild._sphinx_ext import (  # noqa: E402, F401
     NITPICK_IGNORE_REGEX,
     gallery_sort_key,
     linkcode_resolve,
 )
+from sphinx_gallery.sorting import FunctionSortKey  # noqa: E402
+
+import sparsefs  # noqa: E402
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -38,7 +40,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
-    "sparsefs.docs._sphinx_ext",
+    "sitebuild._sphinx_ext",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -62,7 +64,7 @@ html_css_files = ["sparsefs.css"]
 myst_heading_anchors = 3  # [text](page.md#a-heading) as on the code host
 
 # -- API reference ----------------------------------------------------------------------------
-autosummary_generate = False  # the pages are written from __all__ by sparsefs.docs
+autosummary_generate = False  # the pages are written from __all__ by docs/sitebuild
 autodoc_typehints = "none"  # the numpydoc sections give the types
 autodoc_member_order = "groupwise"
 numpydoc_show_class_members = True
@@ -96,7 +98,7 @@ nitpicky = True
 nitpick_ignore_regex = NITPICK_IGNORE_REGEX
 
 # -- cross-links to other projects: inventories shipped in docs/_inventories ------------------
-INV = HERE / "_inventories"  # written by: python -m sparsefs.docs inventories
+INV = HERE / "_inventories"  # written by: python -m docs.sitebuild inventories
 intersphinx_mapping = {
     name: (url, str(INV / f"{name}.inv")) for name, url in BASE_URLS.items()
 }

@@ -1,5 +1,5 @@
 """Intersphinx inventories for the projects the docs link to, written from the installed
-packages (``python -m sparsefs.docs inventories``) and shipped in ``docs/_inventories``.
+packages (``python -m docs.sitebuild inventories``) and shipped in ``docs/_inventories``.
 
 The build fetches nothing: each inventory lists the public names of a package with the URL
 of their page under that project's documented URL scheme (``modules/generated/<name>.html``

@@ -10,10 +10,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import sparsefs
-
-#: The checkout: the folder that holds ``sparsefs/``, ``docs/`` and ``examples/``.
-REPO = Path(sparsefs.__file__).resolve().parent.parent
+#: The checkout: the folder that holds ``sparsefs/``, ``docs/`` (this tool's home) and
+#: ``examples/``. The site documents this checkout's sparsefs, whatever is installed.
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 
 #: Sources that every build writes (git ignores them); ``clean`` removes them.
@@ -48,11 +47,11 @@ def docs_dir() -> Path:
     Raises
     ------
     FileNotFoundError
-        When sparsefs is installed without its sources (the site is built from a checkout).
+        When this checkout has no ``docs/conf.py``.
     """
     if not (DOCS / "conf.py").is_file():
-        raise FileNotFoundError(f"no docs/conf.py next to {REPO / 'sparsefs'}: the site is "
-                                "built from a git checkout of sparsefs")
+        raise FileNotFoundError(f"no conf.py in {DOCS}: the site is built from a git checkout "
+                                "of sparsefs")
     return DOCS
 
 

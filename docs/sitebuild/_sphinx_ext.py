@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import sparsefs
-from sparsefs.docs._api import missing_docstrings, write_api_pages
 from sparsefs.utils._registry import methods_markdown
+
+from ._api import missing_docstrings, write_api_pages
 
 #: ``nitpick_ignore_regex`` of the site: a cross-reference that does not resolve fails the
 #: build (``-W``) when it names a public sparsefs object; one to another package that the
@@ -38,7 +39,7 @@ CODE_HOST = "https://github.com/sparsefs/sparsefs/blob/main/"
 #: nothing fetched at view time). Shipped by the ``sphinx-mathjax-offline`` package.
 MATHJAX_FILE = "sphinx-mathjax-offline/static/mathjax/tex-svg-full.js"
 
-REPO = Path(sparsefs.__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # the checkout that holds docs/sitebuild
 
 #: The gallery's order (``examples/``); an example not listed follows, by file name.
 GALLERY_ORDER: tuple[str, ...] = (

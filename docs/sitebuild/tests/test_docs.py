@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import sparsefs
-from sparsefs.docs._api import (
+from sitebuild._api import (
     EXCLUDED,
     attribute_docs,
     missing_docstrings,
@@ -23,8 +23,8 @@ from sparsefs.docs._api import (
     public_names,
     write_api_pages,
 )
-from sparsefs.docs._browser import _PROBE, PAGES, _problems, _Server, _with_mark
-from sparsefs.docs._sphinx_ext import (
+from sitebuild._browser import _PROBE, PAGES, _problems, _Server, _with_mark
+from sitebuild._sphinx_ext import (
     GALLERY_ORDER,
     escape_citation_initials,
     gallery_sort_key,
@@ -87,7 +87,7 @@ def test_missing_docstrings_are_found(tmp_path, monkeypatch):
         "LIMIT = 3\n"
         "#: A documented constant.\nNOTE = 'x'\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    from sparsefs.docs._api import PublicName
+    from sitebuild._api import PublicName
 
     entries = [PublicName("toypkg", n, k, f"toypkg.{n}")
                for n, k in [("Good", "class"), ("Bare", "class"), ("LIMIT", "data"),
@@ -252,8 +252,8 @@ def test_browser_pages_exist_in_the_sources():
 
 
 def test_docs_build_module_has_no_sphinx_import_at_load():
-    """``import sparsefs.docs`` works without the docs extra (the test suite imports it)."""
+    """``import sitebuild`` works without the docs extra (the test suite imports it)."""
     for mod in ["_api", "_browser", "_build", "_record", "_inventories", "_sphinx_ext"]:
-        src = inspect.getsource(importlib.import_module(f"sparsefs.docs.{mod}"))
+        src = inspect.getsource(importlib.import_module(f"sitebuild.{mod}"))
         top = [ln for ln in src.splitlines() if ln.startswith(("import ", "from "))]
         assert not [ln for ln in top if "sphinx" in ln.split()[1] or "PIL" in ln], mod

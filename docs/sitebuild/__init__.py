@@ -1,4 +1,4 @@
-"""The documentation site: build it, check it in a browser (``python -m sparsefs.docs``).
+"""The documentation site: build it, check it in a browser (``python -m docs.sitebuild``).
 
 The site's sources are ``docs/`` (the Markdown pages, as the code host shows them) and
 ``examples/`` (the gallery) of a checkout; Sphinx, the PyData theme, numpydoc, MyST and
@@ -9,15 +9,15 @@ inventories shipped in ``docs/_inventories``, and MathJax is served by the site 
 See ``docs/building.md``.
 """
 
-from sparsefs.docs._api import (
+from ._api import (
     PublicName,
     missing_docstrings,
     public_modules,
     public_names,
     write_api_pages,
 )
-from sparsefs.docs._browser import PageCheck, check_site, find_chromium
-from sparsefs.docs._build import BuildResult, build
+from ._browser import PageCheck, check_site, find_chromium
+from ._build import BuildResult, build
 
 __all__ = [
     "BuildResult",

@@ -1,9 +1,9 @@
-"""``python -m sparsefs.docs``: build the documentation site, check it in a browser.
+"""``python -m docs.sitebuild``: build the documentation site, check it in a browser.
 
-    python -m sparsefs.docs                 # build docs/_build/html with -W (incremental)
-    python -m sparsefs.docs --fresh         # the same from scratch, as on a clean checkout
-    python -m sparsefs.docs check           # headless Chromium: render and check 5 pages
-    python -m sparsefs.docs inventories     # rewrite docs/_inventories from the installed packages
+    python -m docs.sitebuild                 # build docs/_build/html with -W (incremental)
+    python -m docs.sitebuild --fresh         # the same from scratch, as on a clean checkout
+    python -m docs.sitebuild check           # headless Chromium: render and check 5 pages
+    python -m docs.sitebuild inventories     # rewrite docs/_inventories from the installed packages
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 def _build(args: argparse.Namespace) -> int:
-    from sparsefs.docs._build import build
+    from ._build import build
 
     result = build(args.out, fresh=args.fresh, gallery=not args.no_gallery, jobs=args.jobs,
                    quiet=not args.verbose)
@@ -28,8 +28,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from sparsefs.docs._browser import check_site, find_chromium
-    from sparsefs.docs._build import DOCS
+    from ._browser import check_site, find_chromium
+    from ._build import DOCS
 
     if find_chromium() is None:
         print("sparsefs docs: no chromium on the PATH (Debian: apt-get install chromium)",
@@ -48,7 +48,7 @@ def _check(args: argparse.Namespace) -> int:
             print(f"       {problem}")
     print(f"screenshots and report.json in {out}")
     if args.record:
-        from sparsefs.docs._record import record_screenshots
+        from ._record import record_screenshots
 
         for path in record_screenshots(results, DOCS / "screenshots"):
             print(f"recorded {path}")
@@ -56,8 +56,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _inventories(args: argparse.Namespace) -> int:
-    from sparsefs.docs._build import DOCS
-    from sparsefs.docs._inventories import write_inventories
+    from ._build import DOCS
+    from ._inventories import write_inventories
 
     for project, n in write_inventories(DOCS / "_inventories").items():
         print(f"{project}: {n} entries")
@@ -66,7 +66,7 @@ def _inventories(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m sparsefs.docs", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m docs.sitebuild", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="output folder (default docs/_build/html)")
     parser.add_argument("--fresh", action="store_true",

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import sparsefs
-from sparsefs.docs._api import public_names
+from sitebuild._api import public_names
 from sparsefs.utils import list_methods
 
 pytestmark = pytest.mark.slow
@@ -30,7 +30,7 @@ REPO = Path(sparsefs.__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from sparsefs.docs import build
+    from sitebuild import build
 
     out = tmp_path_factory.mktemp("site") / "html"
     result = build(out, fresh=True, capture=True)
@@ -101,7 +101,7 @@ def test_search_index_is_written(site):
 
 
 def test_browser_check_passes(site, tmp_path):
-    from sparsefs.docs import check_site, find_chromium
+    from sitebuild import check_site, find_chromium
 
     if find_chromium() is None:
         pytest.skip("no chromium on the PATH (Debian: apt-get install chromium)")
@@ -128,7 +128,7 @@ def test_broken_references_fail_the_build(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(textwrap.dedent("""
-        from sparsefs.docs._sphinx_ext import NITPICK_IGNORE_REGEX
+        from sitebuild._sphinx_ext import NITPICK_IGNORE_REGEX
         extensions = ["sphinx.ext.autodoc", "myst_parser"]
         nitpicky = True
         nitpick_ignore_regex = NITPICK_IGNORE_REGEX
@@ -177,7 +177,7 @@ def test_a_failing_example_fails_the_build(tmp_path):
 
 
 def test_browser_check_reports_a_broken_page(tmp_path):
-    from sparsefs.docs import check_site, find_chromium
+    from sitebuild import check_site, find_chromium
 
     if find_chromium() is None:
         pytest.skip("no chromium on the PATH (Debian: apt-get install chromium)")

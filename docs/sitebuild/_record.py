@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-#: The screenshots kept for the record (names of :data:`sparsefs.docs._browser.PAGES`).
+#: The screenshots kept for the record (names of :data:`sitebuild._browser.PAGES`).
 RECORDED: tuple[str, ...] = ("index", "api", "example", "single_cell")
 
 
@@ -18,7 +18,7 @@ def record_screenshots(results: Iterable[Any], dest: Path | str, *, width: int =
     Parameters
     ----------
     results : iterable of PageCheck
-        From :func:`~sparsefs.docs.check_site`.
+        From :func:`~sitebuild.check_site`.
     dest : path
         Folder (``docs/screenshots``).
     width, colors : int
