@@ -352,7 +352,12 @@ def load(
             f"{path.name}: the labels have {y.shape[0]} entries but X has {X.shape[0]} rows "
             f"(shape {X.shape}){hint}."
         )
-    names = _resolve_names(feature_names, names, X.shape[1], path)
+    return _loaded(path, X, y, g, feature_names, names)
+
+
+def _loaded(path: Path, X: Any, y: Any, g: Any, feature_names: Any, found: Any) -> Dataset:
+    """The :class:`Dataset` of a file read by :func:`load` (no known support)."""
+    names = _resolve_names(feature_names, found, X.shape[1], path)
     return Dataset(
         X=X,
         y=y,
@@ -707,17 +712,8 @@ def _frame_to_dataset(
         X = frame.to_numpy(dtype=np.result_type(*dtypes))
     else:  # pandas extension dtypes (nullable ints, ...): missing values become NaN
         X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-    names = _resolve_names(
-        feature_names, np.asarray([str(c) for c in frame.columns], dtype=str), X.shape[1], path
-    )
-    return Dataset(
-        X=X,
-        y=y,
-        feature_names=names,
-        support=None,
-        name=_stem(path),
-        description=f"Loaded from {path}.",
-        groups=g,
+    return _loaded(
+        path, X, y, g, feature_names, np.asarray([str(c) for c in frame.columns], dtype=str)
     )
 
 
