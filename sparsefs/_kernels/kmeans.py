@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import FunctionType, SimpleNamespace
 
 import numpy as np
 from numba import njit, types
@@ -429,8 +430,9 @@ def means_into(X, labels, C, nc):
 
 def _recompute(X, labels, C, nc, cn):
     """Means and sizes (and CSR: squared norms) in place, and the WCSS of ``labels``."""
-    means_into(X, labels, C, nc)
-    return _wcss_of(X, labels, C, cn)
+    k = _core(X)
+    k.means_into(X, labels, C, nc)
+    return k.wcss_of(X, labels, C, cn)
 
 
 @njit(cache=True)
@@ -475,7 +477,8 @@ def _fill_empty_py(X, ic1, C, cn, nc):
     :func:`_dist` distances; the first farthest point on ties): the Hartigan-Wong Lloyd
     passes hand an emptied cluster to it, so their compiled loop carries no repair code and
     the repair compiles one small distance loop, on first need (issue #33)."""
-    means_into(X, ic1, C, nc)
+    core = _core(X)
+    core.means_into(X, ic1, C, nc)
     n, K = ic1.shape[0], C.shape[0]
     rows = np.arange(n)
     D = np.empty((K, n))
@@ -484,14 +487,14 @@ def _fill_empty_py(X, ic1, C, cn, nc):
             continue
         if not isinstance(X, np.ndarray):
             _s_norms_into(C, cn)
-        _dists(X, C, cn, np.arange(K), D)
+        core.sqdist_to(X, C, cn, np.arange(K), D)
         dist = D[ic1, rows]
         eligible = (nc[ic1] >= 2) & (dist > -1.0)  # (-1: the compiled loop's start)
         bi = int(np.argmax(np.where(eligible, dist, -np.inf)))  # the first of the largest
         if not eligible[bi]:
             bi = -1
         ic1[bi] = k
-        means_into(X, ic1, C, nc)
+        core.means_into(X, ic1, C, nc)
 
 
 @njit(cache=True)
@@ -669,9 +672,10 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
     sums = np.empty((K, p))
     ic1[:] = -1
     n_lloyd = 0
+    core = _core(X)
     while True:
-        n_lloyd, changed, empty = _hw_lloyd(X, C, cn, ic1, ic2, sums, nc, n_lloyd, lloyd_iter,
-                                            stop)
+        n_lloyd, changed, empty = core.hw_lloyd(X, C, cn, ic1, ic2, sums, nc, n_lloyd,
+                                                lloyd_iter, stop)
         if not empty:
             break
         _fill_empty_py(X, ic1, C, cn, nc)  # an emptied cluster: the rare path
@@ -681,8 +685,8 @@ def _hartigan_wong_core(X, C0, max_iter, lloyd_iter, stop):
         if (n_lloyd > 1 and changed <= stop) or n_lloyd > lloyd_iter:
             break
     ki = np.empty((3, K), dtype=np.int64)
-    n_iter, converged = _hw_transfers(X, C, cn, ic1, ic2, nc, np.empty(K), np.empty(K), ki[0],
-                                      ki[1], ki[2], np.empty(n), max_iter)
+    n_iter, converged = core.hw_transfers(X, C, cn, ic1, ic2, nc, np.empty(K), np.empty(K),
+                                          ki[0], ki[1], ki[2], np.empty(n), max_iter)
     total = _recompute(X, ic1, C, nc, cn)
     return ic1, C, total, n_iter + n_lloyd, converged
 
@@ -729,7 +733,7 @@ def _lloyd_core(X, C0, max_iter):
     cn = np.empty(K)
     labels = np.empty(n, dtype=np.intp)
     nc = np.zeros(K, dtype=np.int64)
-    n_iter, converged = _lloyd_iterations(X, C, cn, labels, nc, max_iter)
+    n_iter, converged = _core(X).lloyd_iterations(X, C, cn, labels, nc, max_iter)
     total = _recompute(X, labels, C, nc, cn)
     return labels, C, total, n_iter, converged
 
@@ -745,7 +749,7 @@ def _stats(X, labels, K, p):
 def _kmeans_plusplus_indices(X, first, draws):
     """Indices of the greedy k-means++ centres; ``draws`` are the uniforms of each step.
 
-    Each step is one compiled pass over X (:func:`_dists`: every point's distance to all the
+    Each step is one compiled pass over X (:func:`_sqdist_to`: every point's distance to all the
     step's candidate rows); the cumulative sums, the candidates' search, the minima and the
     potentials are numpy's sequential ``cumsum`` / ``searchsorted`` / ``where``, the same
     arithmetic in the same order as a single compiled loop, which compiled ~0.2 s more on
@@ -758,12 +762,13 @@ def _kmeans_plusplus_indices(X, first, draws):
     unused = np.empty(0)  # (cn: the distance between rows needs no norms)
     trial = np.empty((T, n))
     closest = np.empty((1, n))
-    _dists(X, X, unused, idx[:1], closest)
+    dists = _core(X).sqdist_to
+    dists(X, X, unused, idx[:1], closest)
     closest = closest[0]
     for c in range(1, K):
         cum = np.cumsum(closest)  # sequential, as a loop
         cand = np.minimum(np.searchsorted(cum, draws[c - 1] * cum[n - 1], side="right"), n - 1)
-        _dists(X, X, unused, cand, trial)
+        dists(X, X, unused, cand, trial)
         trial = np.where(trial < closest, trial, closest)  # min(closest, d): ties, NaN as min()
         pot = np.cumsum(trial, axis=1)[:, n - 1]  # sequential sums, not pairwise
         best = int(np.argmin(pot))  # the first of the lowest
@@ -773,7 +778,7 @@ def _kmeans_plusplus_indices(X, first, draws):
 
 
 @njit(cache=True)
-def _dists(X, C, cn, ks, out):
+def _sqdist_to(X, C, cn, ks, out):
     """``out[t, i] = ||x_i - c_{ks[t]}||^2`` (:func:`_dist`): with ``C = X`` the distances to
     the rows ``ks`` (k-means++), else to the centres ``ks`` (CSR: ``cn`` their squared
     norms)."""
@@ -1214,7 +1219,7 @@ def cluster_sums(X, labels, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
     labels = _check_labels(labels, K, X.shape[0])
     S = np.empty((K, X.shape[1]))
     nc = np.empty(K, dtype=np.int64)
-    _sums_into(rows, labels, S, nc)
+    _core(rows).sums_into(rows, labels, S, nc)
     return nc, S
 
 
@@ -1222,5 +1227,39 @@ def implicit_cluster_means(X: ImplicitRows, labels, n_clusters):
     """Sizes and ``D_k`` (cluster means minus the background; 0 for an empty cluster)."""
     D = np.empty((int(n_clusters), X.shape[1]))
     nc = np.empty(int(n_clusters), dtype=np.int64)
-    means_into(X._parts(), np.asarray(labels, dtype=np.intp), D, nc)
+    _CSR.means_into(X._parts(), np.asarray(labels, dtype=np.intp), D, nc)
     return nc.astype(np.float64), D
+
+
+# --------------------------------------------------------------------------------------------
+# The core's kernels per row type
+# --------------------------------------------------------------------------------------------
+# The compiled core above is one source for both row types. The CSR rows of an ImplicitRows get
+# dispatchers of their own, built from that same source (``_s<name>``, calling one another), so
+# that each dispatcher holds the specialisations of one row type: after a fit on dense data each
+# dense kernel holds one (issue #33's first-use record), whatever sparse fits ran before. The
+# twins compile the same code as the dense dispatchers would have for CSR rows, and numba's
+# cache, keyed by signature, keeps both in the same files.
+
+_CORE = ("_sums_into", "means_into", "_wcss_of", "_fill_empty", "_hw_lloyd", "_hw_transfers",
+         "_lloyd_iterations", "_sqdist_to")
+
+
+def _csr_twins(namespace: dict) -> dict:
+    twins = dict(namespace)  # the twins' globals: the core's names are the twins
+    for name in _CORE:
+        f = namespace[name].py_func
+        code = FunctionType(f.__code__, twins, "_s_" + name.lstrip("_"), f.__defaults__)
+        twins[name] = njit(cache=True, inline=namespace[name].targetoptions.get(
+            "inline", "never"))(code)
+    return twins
+
+
+_DENSE = SimpleNamespace(**{name.lstrip("_"): globals()[name] for name in _CORE})
+_CSR = SimpleNamespace(**{name.lstrip("_"): f for name, f in _csr_twins(globals()).items()
+                          if name in _CORE})
+
+
+def _core(X) -> SimpleNamespace:
+    """The core's kernels for X: dense rows, or the CSR tuple of an ImplicitRows."""
+    return _CSR if isinstance(X, tuple) else _DENSE
