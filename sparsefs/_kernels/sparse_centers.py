@@ -54,10 +54,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.columns import power_of_two_scale
 from sparsefs._kernels.ranking import rank_scores
 from sparsefs._kernels.stats import sparse_class_sums
+from sparsefs._kernels.threads import run_blocks as _run_blocks  # a shared queue: see threads
 
 try:  # numba is a core dependency; the numpy path keeps the kernels usable without it
     from numba import njit
@@ -178,13 +178,6 @@ def center_unit(*arrays: np.ndarray) -> float:
 def _unit_of_magnitude(m: float) -> float:
     """:func:`center_unit` of arrays whose largest finite ``|value|`` is ``m``."""
     return power_of_two_scale(amax=m, safe_range=_UNIT_RANGE, above=True)
-
-
-def _run_blocks(fn, edges: list[tuple[int, int]], n_threads: int) -> None:
-    """``fn(c0, c1)`` for every block on sparsefs's own pool
-    (:func:`sparsefs._kernels.threads.run_blocks`: a shared queue that the calling thread
-    works through too, so a descheduled worker never stalls a fit)."""
-    _threads.run_blocks(fn, edges, n_threads)
 
 
 def _class_weights(counts: np.ndarray, balanced: bool) -> np.ndarray:
