@@ -448,15 +448,6 @@ def admm_l12_rows(
             "err1": np.asarray(err1), "err2": np.asarray(err2), "L": L, "ell": ell}
 
 
-def _gradient_rows(X: np.ndarray, affine: bool, rows=None) -> np.ndarray:
-    """``X^T R0`` restricted to ``rows`` (R0 = X, or X - ybar 1^T when affine)."""
-    Xr = X if rows is None else X[:, rows]
-    A = Xr.T @ X
-    if affine:
-        A -= (Xr.T @ X.mean(axis=1))[:, None]
-    return A
-
-
 def smba_working_set(
     X: np.ndarray,
     lam: float,
@@ -510,7 +501,10 @@ def smba_working_set(
     width = max(1, min(M, SCAN_BYTES // (8 * M)))
     g0 = np.empty(M)
     for start in range(0, M, width):
-        A = _gradient_rows(X, affine, slice(start, start + width))
+        Xr = X[:, start:start + width]
+        A = Xr.T @ X  # X^T R0 on these rows (R0 = X, or X - ybar 1^T when affine)
+        if affine:
+            A -= (Xr.T @ X.mean(axis=1))[:, None]
         g0[start:start + width] = gl.row_norms(A, safe=False)
     size0 = max(2 * k, 50) if initial_size is None else int(initial_size)
     rows = np.sort(np.argsort(-g0, kind="stable")[: min(M, size0)])
