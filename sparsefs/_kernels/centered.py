@@ -172,7 +172,12 @@ class CenteredSparse:
 
     def col_sq_sums(self) -> np.ndarray:
         r""":math:`\sum_i (s_{ij} - m_j)^2` per column, over the stored values and the zeros."""
-        return _centered_col_sq_sums(self.csr, self.m)
+        X, mean = self.csr, self.m
+        n, d = X.shape
+        cols = X.indices
+        nnz = np.bincount(cols, minlength=d)
+        stored = np.bincount(cols, weights=(X.data - mean[cols]) ** 2, minlength=d)
+        return stored + (n - nnz) * mean * mean
 
     def row_sq_norms(self) -> np.ndarray:
         r""":math:`\|s_i - m\|^2`, from the stored values of each row and :math:`\|m\|^2`."""
@@ -216,15 +221,6 @@ class _Transposed:
 
     def __matmul__(self, R) -> np.ndarray:
         return self.base.rmatmul(R)
-
-
-def _centered_col_sq_sums(X, mean: np.ndarray) -> np.ndarray:
-    r"""Per column of the CSR ``X``: :math:`\sum_i (x_{ij} - m_j)^2` with the implicit zeros."""
-    n, d = X.shape
-    cols = X.indices
-    nnz = np.bincount(cols, minlength=d)
-    stored = np.bincount(cols, weights=(X.data - mean[cols]) ** 2, minlength=d)
-    return stored + (n - nnz) * mean * mean
 
 
 def sparse_col_extrema(X) -> tuple[np.ndarray, np.ndarray]:

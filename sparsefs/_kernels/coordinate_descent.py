@@ -56,20 +56,6 @@ from sparsefs._kernels import cox as _cox
 __all__ = ["CoxLoss", "ENetDesign", "ENetResult", "GaussianLoss", "enet_fit", "enet_lambda_max"]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _col_dot(j, v, Xf, data, indices, indptr, mean, sparse):  # pragma: no cover - compiled
-    if sparse:
-        s = 0.0
-        for t in range(indptr[j], indptr[j + 1]):
-            s += data[t] * v[indices[t]]
-        return s
-    s = 0.0
-    col = Xf[:, j]
-    for k in range(v.shape[0]):
-        s += col[k] * v[k]
-    return s
-
-
 @numba.njit(cache=True, nogil=True)
 def _sweep(idx, beta, wr, h, state, Xf, data, indices, indptr, mean, sparse, curv, hs_nz,
            lam1, lam2, n):  # pragma: no cover - compiled

@@ -532,6 +532,16 @@ class ProxGradResult:
     objective: np.ndarray
     kkt: float
 
+    @classmethod
+    def at_zero(cls, X: np.ndarray, Y: np.ndarray, datafit) -> ProxGradResult:
+        r"""The exact solution W = 0 (any :math:`\lambda \ge \lambda_{max}`): the optimal
+        intercept at W = 0, its data fit and the gradient :math:`X^\top \nabla f` (the dual norm
+        of which is :math:`\lambda_{max}`; the scores of a fit that selects nothing)."""
+        b0 = datafit.intercept_at_zero(Y)
+        value, dZ = datafit.value_grad(np.broadcast_to(b0, Y.shape), Y)
+        return cls(np.zeros((X.shape[1], Y.shape[1])), b0, X.T @ dZ, 0, True,
+                   np.array([value]), 0.0)
+
 
 #: the FISTA loops: "auto" (the compiled kernel where it applies, see :func:`_fista`),
 #: "compiled" (that kernel; an error where it does not apply), "numpy" (the reference loop)

@@ -95,8 +95,8 @@ def prepare_design(X: np.ndarray, *, center: bool, standardize: bool) -> Prepare
     :class:`~sparsefs._kernels.centered.CenteredSparse` operator (the scaled sparse matrix and
     the column means): never densified.
     """
-    if sp.issparse(X):
-        return _prepare_sparse(X, center=center, standardize=standardize)
+    if sp.issparse(X):  # the same arithmetic on the stored values, column access
+        return PreparedX(*center_sparse(X, standardize=standardize, center=center, fmt="csc"))
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     amax = np.abs(X).max(axis=0) if n else np.zeros(d)
@@ -120,14 +120,6 @@ def prepare_design(X: np.ndarray, *, center: bool, standardize: bool) -> Prepare
         Xs -= offset
         Xs[:, constant] = 0.0
     return PreparedX(Xs, offset * common, np.full(d, common), constant)
-
-
-def _prepare_sparse(X, *, center: bool, standardize: bool) -> PreparedX:
-    """:func:`prepare_design` of sparse X: the same arithmetic on the stored values (the
-    shared :func:`sparsefs._kernels.centered.center_sparse`, column access)."""
-    Z, offset, scale, constant = center_sparse(X, standardize=standardize, center=center,
-                                               fmt="csc")
-    return PreparedX(Z, offset, scale, constant)
 
 
 def selection_scores(

@@ -36,10 +36,7 @@ __all__ = ["LassoFit", "elastic_net_logistic", "lambda_max", "lasso_to_n_feature
 
 def lambda_max(X: np.ndarray, Y: np.ndarray, l1_ratio: float) -> float:
     """Smallest penalty for which W = 0 (with the optimal intercept) solves the problem."""
-    datafit = Multinomial()
-    b0 = datafit.intercept_at_zero(Y)
-    _, dZ = datafit.value_grad(np.broadcast_to(b0, Y.shape), Y)
-    return ElasticNetPenalty(l1_ratio).lam_max(X.T @ dZ)
+    return ElasticNetPenalty(l1_ratio).lam_max(ProxGradResult.at_zero(X, Y, Multinomial()).grad)
 
 
 @dataclass
@@ -93,12 +90,7 @@ def elastic_net_logistic(
     lam = ratio * lam_max
     if ratio >= 1.0 or lam_max == 0.0:
         # W = 0 is optimal: return it exactly, with its gradient for the scores
-        b0 = datafit.intercept_at_zero(Y)
-        value, dZ = datafit.value_grad(np.broadcast_to(b0, Y.shape), Y)
-        G = X.T @ dZ
-        res = ProxGradResult(np.zeros((X.shape[1], Y.shape[1])), b0, G, 0, True,
-                             np.array([value]), 0.0)
-        return LassoFit(ratio, lam, res)
+        return LassoFit(ratio, lam, ProxGradResult.at_zero(X, Y, datafit))
     res = prox_grad_working_set(
         X, Y, datafit, penalty, lam,
         coef0=None if warm is None else warm.result.coef,

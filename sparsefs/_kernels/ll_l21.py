@@ -29,10 +29,7 @@ __all__ = ["lambda_max", "ll_l21"]
 
 def lambda_max(X: np.ndarray, Y: np.ndarray) -> float:
     """``max_j ||x_j^T (P0 - Y)|| / n``: the smallest penalty with W = 0 optimal."""
-    datafit = Multinomial()
-    b0 = datafit.intercept_at_zero(Y)
-    _, dZ = datafit.value_grad(np.broadcast_to(b0, Y.shape), Y)
-    return GroupL21Penalty().lam_max(X.T @ dZ)
+    return GroupL21Penalty().lam_max(ProxGradResult.at_zero(X, Y, Multinomial()).grad)
 
 
 def ll_l21(
@@ -55,10 +52,7 @@ def ll_l21(
         lam_max = lambda_max(X, Y)
     datafit = Multinomial()
     if ratio >= 1.0 or lam_max == 0.0:
-        b0 = datafit.intercept_at_zero(Y)
-        value, dZ = datafit.value_grad(np.broadcast_to(b0, Y.shape), Y)
-        return ProxGradResult(np.zeros((X.shape[1], Y.shape[1])), b0, X.T @ dZ, 0, True,
-                              np.array([value]), 0.0)
+        return ProxGradResult.at_zero(X, Y, datafit)
     return prox_grad_working_set(
         X, Y, datafit, GroupL21Penalty(), ratio * lam_max, coef0=coef0, intercept0=intercept0,
         max_iter=max_iter, tol=tol, scale=lam_max,

@@ -117,19 +117,29 @@ def woodbury_factors(
     U : ndarray of shape (M, n + a), C-contiguous
     QinvUt : ndarray of shape (n + a, M), C-contiguous
     """
+    U = _woodbury_U(X, affine)
+    return U, _woodbury_solve(U, U, X.shape[0], mu1, mu2, affine)
+
+
+def _woodbury_U(X: np.ndarray, affine: bool) -> np.ndarray:
+    """``U = [X^T, a 1]`` (M x (n + a))."""
     n, M = X.shape
-    k = n + int(affine)
-    U = np.empty((M, k))
+    U = np.empty((M, n + int(affine)))
     U[:, :n] = X.T
     if affine:
         U[:, n] = 1.0
-    Q = U.T @ U
+    return U
+
+
+def _woodbury_solve(U_S: np.ndarray, U: np.ndarray, n: int, mu1: float, mu2: float,
+                    affine: bool) -> np.ndarray:
+    r"""``Q_S^{-1} U^T`` (C-contiguous), :math:`Q_S = \mu_2 S^{-1} + U_S^\top U_S` by Cholesky."""
+    Q = U_S.T @ U_S
     Q[np.arange(n), np.arange(n)] += mu2 / mu1
     if affine:
         Q[n, n] += 1.0
     factor = cho_factor(Q, lower=True, check_finite=False)
-    QinvUt = np.ascontiguousarray(cho_solve(factor, U.T, check_finite=False))
-    return U, QinvUt
+    return np.ascontiguousarray(cho_solve(factor, U.T, check_finite=False))
 
 
 def _add_U_times(U: np.ndarray, T: np.ndarray, Z: np.ndarray) -> None:
@@ -438,15 +448,6 @@ def admm_l12_rows(
             "err1": np.asarray(err1), "err2": np.asarray(err2), "L": L, "ell": ell}
 
 
-def _gradient_rows(X: np.ndarray, affine: bool, rows=None) -> np.ndarray:
-    """``X^T R0`` restricted to ``rows`` (R0 = X, or X - ybar 1^T when affine)."""
-    Xr = X if rows is None else X[:, rows]
-    A = Xr.T @ X
-    if affine:
-        A -= (Xr.T @ X.mean(axis=1))[:, None]
-    return A
-
-
 def smba_working_set(
     X: np.ndarray,
     lam: float,
@@ -495,15 +496,15 @@ def smba_working_set(
     n, M = X.shape
     mu1 = 1.0 / lam
     k = n + int(affine)
-    U = np.empty((M, k))
-    U[:, :n] = X.T
-    if affine:
-        U[:, n] = 1.0
+    U = _woodbury_U(X, affine)
     # first S: the largest gradient rows at the trivial solution (blockwise, O(M B) memory)
     width = max(1, min(M, SCAN_BYTES // (8 * M)))
     g0 = np.empty(M)
     for start in range(0, M, width):
-        A = _gradient_rows(X, affine, slice(start, start + width))
+        Xr = X[:, start:start + width]
+        A = Xr.T @ X  # X^T R0 on these rows (R0 = X, or X - ybar 1^T when affine)
+        if affine:
+            A -= (Xr.T @ X.mean(axis=1))[:, None]
         g0[start:start + width] = gl.row_norms(A, safe=False)
     size0 = max(2 * k, 50) if initial_size is None else int(initial_size)
     rows = np.sort(np.argsort(-g0, kind="stable")[: min(M, size0)])
@@ -515,12 +516,7 @@ def smba_working_set(
     out = None
     for n_outer in range(1, max_outer + 1):  # noqa: B007 - the count is returned
         U_S = U[rows]
-        Q = U_S.T @ U_S
-        Q[np.arange(n), np.arange(n)] += mu2 / mu1
-        if affine:
-            Q[n, n] += 1.0
-        factor = cho_factor(Q, lower=True, check_finite=False)
-        Qinv_Ut = np.ascontiguousarray(cho_solve(factor, U.T, check_finite=False))
+        Qinv_Ut = _woodbury_solve(U_S, U, n, mu1, mu2, affine)
         Qinv_USt = np.ascontiguousarray(Qinv_Ut[:, rows])
         out = admm_l12_rows(U_S, Qinv_USt, Qinv_Ut, mu2, affine=affine, tol=tol,
                             max_iter=max_iter, C=C, L=L, ell=ell)

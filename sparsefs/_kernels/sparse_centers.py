@@ -54,10 +54,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from sparsefs._kernels import threads as _threads
 from sparsefs._kernels.columns import power_of_two_scale
 from sparsefs._kernels.ranking import rank_scores
 from sparsefs._kernels.stats import sparse_class_sums
+from sparsefs._kernels.threads import run_blocks as _run_blocks  # a shared queue: see threads
 
 try:  # numba is a core dependency; the numpy path keeps the kernels usable without it
     from numba import njit
@@ -178,13 +178,6 @@ def center_unit(*arrays: np.ndarray) -> float:
 def _unit_of_magnitude(m: float) -> float:
     """:func:`center_unit` of arrays whose largest finite ``|value|`` is ``m``."""
     return power_of_two_scale(amax=m, safe_range=_UNIT_RANGE, above=True)
-
-
-def _run_blocks(fn, edges: list[tuple[int, int]], n_threads: int) -> None:
-    """``fn(c0, c1)`` for every block on sparsefs's own pool
-    (:func:`sparsefs._kernels.threads.run_blocks`: a shared queue that the calling thread
-    works through too, so a descheduled worker never stalls a fit)."""
-    _threads.run_blocks(fn, edges, n_threads)
 
 
 def _class_weights(counts: np.ndarray, balanced: bool) -> np.ndarray:
@@ -1064,6 +1057,7 @@ def l1_centers(
     wint, total = _integer_weights(counts, balanced)
     n_threads = max(1, int(n_threads))
     width = block_width(n, p, n_threads) if width is None else int(width)
+    edges = [(c0, min(p, c0 + width)) for c0 in range(0, p, width)]
 
     medians = np.empty((n_classes, p))
     shared = np.empty(p)
@@ -1108,8 +1102,7 @@ def l1_centers(
         gains, spread, maxabs = np.empty(p), np.empty(p), np.empty(p)
         ok = np.empty(p, dtype=np.bool_)
         with np.errstate(invalid="ignore", over="ignore"):  # non-finite X: flagged below
-            _run_blocks(run_chunk, [(c0, min(p, c0 + width)) for c0 in range(0, p, width)],
-                        n_threads)
+            _run_blocks(run_chunk, edges, n_threads)
         unit = _unit_of_magnitude(float(maxabs.max()) if p else 0.0)
         if unit != 1.0:  # gains of X / unit, as for l2 (exact; l1 terms scale linearly)
             gains /= unit
@@ -1150,7 +1143,6 @@ def l1_centers(
         dev[:, c0:c1] = dv
         corr[:, c0:c1] = cr
 
-    edges = [(c0, min(p, c0 + width)) for c0 in range(0, p, width)]
     _run_blocks(run_block, edges, n_threads)
     return _l1_finish(medians, shared, dev, corr, counts, balanced, n)
 
@@ -1242,23 +1234,10 @@ def weighted_median_numpy(values, weights) -> float:
 # --------------------------------------------------------------------------------------------
 
 
-def rank_fast(scores: np.ndarray) -> np.ndarray:
-    """The ranking of :func:`sparsefs._kernels.ranking.rank_scores` (kept as an alias).
-
-    1 = largest score; ties broken by the lower feature index. The fast packed-key sort that
-    used to live here is now :func:`~sparsefs._kernels.ranking.rank_scores` itself, so every
-    estimator gains from it.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n_features,)
-        No NaN.
-
-    Returns
-    -------
-    ranking : ndarray of shape (n_features,), dtype int64
-    """
-    return rank_scores(scores)
+#: The ranking of :func:`sparsefs._kernels.ranking.rank_scores` (1 = largest score, ties to the
+#: lower feature index; no NaN), kept as an alias: the fast packed-key sort that used to live
+#: here is now ``rank_scores`` itself, so every estimator gains from it.
+rank_fast = rank_scores
 
 
 def select_top_k(gains: np.ndarray, k: int) -> np.ndarray:
