@@ -202,7 +202,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Chang, Wang, Li & Xu, Statistica Sinica 28(3), 2018 (arXiv:1403.7890)",
         summary="l0-k-means: k-means on the top-s features by between-cluster sum of squares; "
         "s by the gap statistic",
-        fit_seconds=0.046,
+        fit_seconds=3.0,
         inputs=("dense", "sparse", "dask"),
         test_params=(
             {"n_clusters": 3, "n_permutations": 2, "n_init": 2, "random_state": 0},
@@ -222,7 +222,7 @@ _METHODS: tuple[MethodInfo, ...] = (
         reference="Witten & Tibshirani, JASA 105(490), 2010",
         summary="l1 sparse k-means: soft-thresholded BCSS feature weights (exact); bound by the "
         "permutation gap",
-        fit_seconds=0.04,
+        fit_seconds=1.2,
         inputs=("dense", "sparse"),
         test_params=(
             {
