@@ -430,9 +430,9 @@ def means_into(X, labels, C, nc):
 
 def _recompute(X, labels, C, nc, cn):
     """Means and sizes (and CSR: squared norms) in place, and the WCSS of ``labels``."""
-    k = _core(X)
-    k.means_into(X, labels, C, nc)
-    return k.wcss_of(X, labels, C, cn)
+    core = _core(X)
+    core.means_into(X, labels, C, nc)
+    return core.wcss_of(X, labels, C, cn)
 
 
 @njit(cache=True)
@@ -1235,7 +1235,7 @@ def implicit_cluster_means(X: ImplicitRows, labels, n_clusters):
 # The core's kernels per row type
 # --------------------------------------------------------------------------------------------
 # The compiled core above is one source for both row types. The CSR rows of an ImplicitRows get
-# dispatchers of their own, built from that same source (``_s<name>``, calling one another), so
+# dispatchers of their own, built from that same source (``_s_<name>``, calling one another), so
 # that each dispatcher holds the specialisations of one row type: after a fit on dense data each
 # dense kernel holds one (issue #33's first-use record), whatever sparse fits ran before. The
 # twins compile the same code as the dense dispatchers would have for CSR rows, and numba's
@@ -1245,19 +1245,18 @@ _CORE = ("_sums_into", "means_into", "_wcss_of", "_fill_empty", "_hw_lloyd", "_h
          "_lloyd_iterations", "_sqdist_to")
 
 
-def _csr_twins(namespace: dict) -> dict:
+def _csr_twins(namespace: dict) -> SimpleNamespace:
     twins = dict(namespace)  # the twins' globals: the core's names are the twins
     for name in _CORE:
-        f = namespace[name].py_func
-        code = FunctionType(f.__code__, twins, "_s_" + name.lstrip("_"), f.__defaults__)
-        twins[name] = njit(cache=True, inline=namespace[name].targetoptions.get(
-            "inline", "never"))(code)
-    return twins
+        kernel = namespace[name]
+        f = kernel.py_func
+        twin = FunctionType(f.__code__, twins, "_s_" + name.lstrip("_"), f.__defaults__)
+        twins[name] = njit(cache=True, inline=kernel.targetoptions.get("inline", "never"))(twin)
+    return SimpleNamespace(**{name.lstrip("_"): twins[name] for name in _CORE})
 
 
 _DENSE = SimpleNamespace(**{name.lstrip("_"): globals()[name] for name in _CORE})
-_CSR = SimpleNamespace(**{name.lstrip("_"): f for name, f in _csr_twins(globals()).items()
-                          if name in _CORE})
+_CSR = _csr_twins(globals())
 
 
 def _core(X) -> SimpleNamespace:
